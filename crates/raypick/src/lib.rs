@@ -1,0 +1,20 @@
+//! # raypick — exact, fast ray casting and picking
+//!
+//! A user clicks on a 3-D scene and wants to know what is under the cursor: which object, which
+//! triangle, where, how far. raypick answers with exact kernels (watertight ray/triangle by default),
+//! a binned-SAH BVH, scenes of meshes, spheres and transformed instances, and camera helpers that turn
+//! a pixel into a world-space ray in every graphics API's conventions.
+//!
+//! ## Modules
+//! - [`geom`]: rays, boxes and the exact intersection kernels (free functions on plain data).
+//!
+//! ## Conventions
+//! Right-handed, Y-up. Transforms are named `b_from_a` (`world_from_object` maps object-space points
+//! to world space) and variables carry their space (`ray_object`, `p_world`). A [`Ray`] measures `t` in
+//! units of its (not necessarily unit) direction; a triangle hit's `u` weights V1 and `v` weights V2.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod geom;
+
+pub use geom::{Aabb, Ray};
+pub use glam;
