@@ -1,0 +1,2 @@
+//! Comparison benchmark of raypick against other Rust ray casters.
+fn main() {}
