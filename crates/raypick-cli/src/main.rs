@@ -1,0 +1,3 @@
+//! The `raypick` command-line tool.
+
+fn main() {}
