@@ -9,6 +9,9 @@
 //! | [`ray`] | [`Ray`]: origin, direction, `[t_min, t_max]`; ray, segment and line constructors |
 //! | [`aabb`] | [`Aabb`] and the robust slab test (Ize 2013) |
 //! | [`triangle`] | ray/triangle: watertight (default), Möller–Trumbore, plane + barycentric |
+//! | [`sphere`] | ray/sphere: quadratic (all crossings) and geometric (first crossing, intersects-only) |
+//! | [`circle`] | the same two methods in 2-D, with [`circle::Ray2`] |
+//! | [`offset`] | spawning secondary rays without self-intersection (Wächter & Binder 2019) |
 //!
 //! ## Conventions
 //! - `t` is measured in units of `ray.dir`, which need not be unit length: the point is
@@ -16,9 +19,13 @@
 //! - Rays with a NaN or infinite component, or a zero direction, miss everything; no kernel panics.
 
 pub mod aabb;
+pub mod circle;
+pub mod offset;
 pub mod ray;
+pub mod sphere;
 pub mod triangle;
 
 pub use aabb::Aabb;
 pub use ray::Ray;
+pub use sphere::SphereHits;
 pub use triangle::{Culling, TriHit};

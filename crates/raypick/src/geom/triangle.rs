@@ -7,13 +7,24 @@
 //! - [`watertight`] — Woop, Benthin, Wald, "Watertight Ray/Triangle Intersection", JCGT 2(1), 2013.
 //!   The default everywhere in the engine: a ray through a shared edge or vertex of a closed mesh hits
 //!   at least one of the triangles that share it, at any scale and distance from the origin.
+//! - [`moller_trumbore`] — Möller & Trumbore, "Fast, Minimum Storage Ray/Triangle Intersection",
+//!   JGT 2(1), 1997, as the classic picking write-ups give it, with a scale-free determinant test
+//!   ([`DET_REL_EPS`]). Fast, but not watertight: a ray through a shared edge can slip between the two
+//!   triangles (the `kernels_watertight` test counts how often).
+//! - [`plane_barycentric`] — the "intuitive" method of the DirectX Pick sample's write-up: intersect the
+//!   supporting plane, then test the point with barycentric coordinates from dot products. The baseline.
+//!
+//! ## Degenerate triangles and invalid rays
+//! Triangles of zero area (repeated vertices, collinear vertices) never hit; rays that are not
+//! [`Ray::is_valid`] (NaN or infinite components, zero direction, empty interval) never hit; a hit is
+//! always at a finite `t` in `[ray.t_min, ray.t_max]`. No kernel panics on any input.
 //!
 //! ## Facing and culling
 //! A triangle's *front* is the side from which its vertices `v0 → v1 → v2` appear counter-clockwise,
 //! i.e. the side its geometric normal `(v1 - v0) × (v2 - v0)` points to. A ray hits the front face when
 //! `dot(normal, dir) < 0`. With [`Culling::Back`] the kernels report front-face hits only.
 
-use glam::{DVec2, Vec3};
+use glam::{DVec2, DVec3, Vec3};
 
 use super::Ray;
 
@@ -164,7 +175,7 @@ impl WatertightRay {
             let e = |p: (f32, f32), q: (f32, f32)| -> f32 {
                 let p = DVec2::new(p.0 as f64, p.1 as f64);
                 let q = DVec2::new(q.0 as f64, q.1 as f64);
-                (p.x * q.y - p.y * q.x) as f32
+                f64_to_f32_keep_sign(p.x * q.y - p.y * q.x)
             };
             u = e((cx, cy), (bx, by));
             v = e((ax, ay), (cx, cy));
@@ -181,6 +192,12 @@ impl WatertightRay {
         let det = u + v + w;
         if det == 0.0 {
             // Degenerate (zero projected area) or the ray is parallel to the plane.
+            return None;
+        }
+        // The 2-D test runs on rounded, sheared vertices: a triangle whose vertices are exactly
+        // collinear in 3-D can become a sliver of non-zero area there and report a hit. Only rays that
+        // passed the sign tests pay for this check.
+        if is_degenerate(v0, v1, v2) {
             return None;
         }
         if edges == EdgeRule::HalfOpen {
@@ -204,7 +221,9 @@ impl WatertightRay {
         let t_scaled = u * az + v * bz + w * cz;
         let rcp = 1.0 / det;
         let t = t_scaled * rcp;
-        if !(t >= self.t_min && t <= self.t_max) {
+        // `t` overflows to ±∞ when det is tiny (a ray almost parallel to the plane); a hit "at
+        // infinity" is not a hit, even for an unbounded ray.
+        if !(t >= self.t_min && t <= self.t_max && t.is_finite()) {
             return None;
         }
         Some(TriHit {
@@ -213,6 +232,216 @@ impl WatertightRay {
             v: w * rcp,
         })
     }
+}
+
+/// Rounds an `f64` edge function to `f32` without losing its sign: a non-zero value below the smallest
+/// `f32` subnormal (vertex coordinates under about `1e-23` after the shear) would round to `0` and turn
+/// a strict inside/outside decision into an "exactly on the edge" one.
+#[inline]
+fn f64_to_f32_keep_sign(x: f64) -> f32 {
+    let r = x as f32;
+    if r == 0.0 && x != 0.0 {
+        f32::from_bits(1).copysign(x as f32)
+    } else {
+        r
+    }
+}
+
+/// `true` when the triangle has zero area: `(v1 - v0) × (v2 - v0)` is exactly zero in `f64`.
+///
+/// The edge vectors are formed in `f64`, where the difference of two `f32` is exact whenever the two
+/// coordinates are within a factor of about `2²⁸` of each other (or one is zero). Then, for exactly
+/// collinear vertices (repeated vertices included), each component `a·b - c·d` of the cross product
+/// subtracts two roundings of the *same* real number and is exactly zero, so every truly degenerate
+/// triangle is caught. A non-degenerate triangle is reported degenerate only if its area is below the
+/// `f64` rounding of these products (relative `2⁻⁵³`), far below anything `f32` can resolve.
+#[inline]
+fn is_degenerate(v0: Vec3, v1: Vec3, v2: Vec3) -> bool {
+    let e1 = v1.as_dvec3() - v0.as_dvec3();
+    let e2 = v2.as_dvec3() - v0.as_dvec3();
+    e1.cross(e2) == DVec3::ZERO
+}
+
+/// The scale-free determinant threshold of [`moller_trumbore`] and [`plane_barycentric`]: a hit is
+/// rejected when `|det| <= DET_REL_EPS · |E1|·|E2|·|D|`, with `E1 = v1 - v0`, `E2 = v2 - v0`, `D` the
+/// ray direction and `det = E1 · (D × E2)`.
+///
+/// Why a relative test: `det / (|E1||E2||D|) = sin θ · cos φ`, where `θ` is the triangle's angle at `v0`
+/// and `φ` the angle between the ray and the normal, so the test does not depend on the scene's scale,
+/// the triangle's size or the length of `D` (the write-ups' absolute `det < 1e-4` rejects every
+/// triangle smaller than about `0.01` units and accepts anything at all in a scene measured in
+/// kilometres).
+///
+/// Why `2⁻²⁰ ≈ 9.5e-7`: computing `det` in `f32` (two rounded differences for the edges, a cross product
+/// and a dot product) has an absolute error of at most `γ(6) · √2 · |E1||E2||D| ≈ 5.1e-7 · |E1||E2||D|`
+/// (`γ` as in [`super::aabb::gamma`]; the `√2` bounds `Σᵢ |E1ᵢ|(|Dⱼ E2ₖ| + |Dₖ E2ⱼ|)`). Any `det` above
+/// `2⁻²⁰` of the scale is therefore at least half signal and has the right sign; anything below may be
+/// pure rounding noise (an exactly degenerate triangle computes such a `det`). What the test rejects:
+/// rays within about `1e-6` radians of the triangle's plane, and slivers whose smallest angle is under
+/// about `1e-6` radians — neither has a well-defined hit in `f32`.
+pub const DET_REL_EPS: f32 = 1.0 / 1_048_576.0;
+
+/// `|det| > DET_REL_EPS · |E1|·|E2|·|D|`, evaluated in `f64` where the product of squared lengths can
+/// neither overflow nor underflow for any finite `f32` input (at most about `1e232`, at least `1e-270`).
+#[inline]
+fn det_is_significant(det: f32, e1: Vec3, e2: Vec3, dir: Vec3) -> bool {
+    let det = det as f64;
+    let scale2 = e1.as_dvec3().length_squared()
+        * e2.as_dvec3().length_squared()
+        * dir.as_dvec3().length_squared();
+    let eps = DET_REL_EPS as f64;
+    det * det > eps * eps * scale2
+}
+
+/// Möller–Trumbore ray/triangle intersection (Möller & Trumbore 1997), as in the classic picking
+/// write-ups (the DirectX Pick sample's `IntersectTriangle`).
+///
+/// `E1 = v1 - v0`, `E2 = v2 - v0`, `P = D × E2`, `det = E1 · P`. `det > 0` exactly when the ray meets the
+/// front face (`det = -D · ((v1 - v0) × (v2 - v0))`); with [`Culling::Back`] a negative `det` is a miss,
+/// otherwise the sign trick flips `T = O - v0` and `det` so that `det > 0`, and the unscaled
+/// barycentrics are tested against `det` (early exits on `u`, then on `u + v`) before anything is
+/// divided. The scaling by `1 / det` happens once, at the end.
+///
+/// Not watertight: `u` and `v` are computed per triangle, so a ray through an edge shared by two
+/// triangles can be rejected by both. Use [`watertight`] where that matters.
+///
+/// Instead of the write-ups' absolute `det < 1e-4`, a hit needs `|det| > DET_REL_EPS · |E1||E2||D|`
+/// (see [`DET_REL_EPS`]: independent of the scene's scale). Since that test only ever rejects, it runs
+/// after the cheap early exits, on candidate hits only; the outcome is the same as running it first.
+///
+/// ```
+/// use raypick::{geom::triangle::{moller_trumbore, Culling}, glam::Vec3, Ray};
+/// let (v0, v1, v2) = (Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0), Vec3::new(0.0, 1.0, -1.0));
+/// let ray = Ray::new(Vec3::new(0.25, 0.5, 0.0), Vec3::NEG_Z);
+/// let hit = moller_trumbore(&ray, v0, v1, v2, Culling::Back).unwrap();
+/// assert_eq!((hit.t, hit.u, hit.v), (1.0, 0.25, 0.5));
+/// // The back face is culled.
+/// let back = Ray::new(Vec3::new(0.25, 0.5, -2.0), Vec3::Z);
+/// assert!(moller_trumbore(&back, v0, v1, v2, Culling::Back).is_none());
+/// ```
+#[inline]
+pub fn moller_trumbore(
+    ray: &Ray,
+    v0: Vec3,
+    v1: Vec3,
+    v2: Vec3,
+    culling: Culling,
+) -> Option<TriHit> {
+    if !ray.is_valid() {
+        return None;
+    }
+    let e1 = v1 - v0;
+    let e2 = v2 - v0;
+    let p = ray.dir.cross(e2);
+    let mut det = e1.dot(p);
+    let mut tvec = ray.origin - v0;
+    if det < 0.0 {
+        // Back face.
+        if culling == Culling::Back {
+            return None;
+        }
+        // The sign trick: negating both T and det leaves u/det, v/det and t/det unchanged.
+        det = -det;
+        tvec = -tvec;
+    }
+    // det == 0 (parallel ray, degenerate triangle) or NaN (non-finite vertices).
+    if det.is_nan() || det <= 0.0 {
+        return None;
+    }
+    let u = tvec.dot(p);
+    if !(u >= 0.0 && u <= det) {
+        return None;
+    }
+    let q = tvec.cross(e1);
+    let v = ray.dir.dot(q);
+    if !(v >= 0.0 && u + v <= det) {
+        return None;
+    }
+    if !det_is_significant(det, e1, e2, ray.dir) {
+        return None;
+    }
+    let inv_det = 1.0 / det;
+    let t = e2.dot(q) * inv_det;
+    if !(t >= ray.t_min && t <= ray.t_max && t.is_finite()) {
+        return None;
+    }
+    Some(TriHit {
+        t,
+        u: u * inv_det,
+        v: v * inv_det,
+    })
+}
+
+/// Ray/plane distance, then point-in-triangle with barycentric dot products: the "intuitive" method of
+/// the DirectX Pick sample's write-up (and Ericson, *Real-Time Collision Detection* §3.4). The
+/// baseline the other two kernels are compared with.
+///
+/// 1. The plane through `v0` with normal `N = (v1 - v0) × (v2 - v0)` is met at
+///    `t = N · (v0 - O) / (N · D)`. (The write-up's code writes the plane as `N · X + d = 0` and uses a
+///    `d` it never declares; with `d = -N · v0` its `t = -(N · O + d) / (N · D)` is this formula. The
+///    sign of the numerator is the one that makes `O + tD` satisfy the plane equation, which the
+///    unit tests check.) `N · D < 0` is the front face.
+/// 2. With `P = O + tD - v0`, `dᵢⱼ` the dot products of `E1 = v1 - v0`, `E2 = v2 - v0` and `P`:
+///    `u = (d₂₂ d₁₀ - d₁₂ d₂₀) / den`, `v = (d₁₁ d₂₀ - d₁₂ d₁₀) / den`, and the point is inside when
+///    `u ≥ 0`, `v ≥ 0`, `u + v ≤ 1` (edges closed). The usual `den = d₁₁ d₂₂ - d₁₂²` equals `|N|²`
+///    (Lagrange's identity); `|N|²` is used because it does not cancel catastrophically on thin
+///    triangles.
+///
+/// A hit also needs `|N · D| > DET_REL_EPS · |E1||E2||D|` ([`DET_REL_EPS`]): the same scale-free test as
+/// [`moller_trumbore`], which rejects degenerate triangles and rays parallel to the plane.
+///
+/// ```
+/// use raypick::{geom::triangle::{plane_barycentric, Culling}, glam::Vec3, Ray};
+/// let (v0, v1, v2) = (Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0), Vec3::new(0.0, 1.0, -1.0));
+/// let ray = Ray::new(Vec3::new(0.25, 0.5, 0.0), Vec3::NEG_Z);
+/// let hit = plane_barycentric(&ray, v0, v1, v2, Culling::None).unwrap();
+/// assert_eq!((hit.t, hit.u, hit.v), (1.0, 0.25, 0.5));
+/// ```
+#[inline]
+pub fn plane_barycentric(
+    ray: &Ray,
+    v0: Vec3,
+    v1: Vec3,
+    v2: Vec3,
+    culling: Culling,
+) -> Option<TriHit> {
+    if !ray.is_valid() {
+        return None;
+    }
+    let e1 = v1 - v0;
+    let e2 = v2 - v0;
+    let n = e1.cross(e2);
+    let n_dot_d = n.dot(ray.dir);
+    if culling == Culling::Back && (n_dot_d >= 0.0 || n_dot_d.is_nan()) {
+        return None;
+    }
+    // Parallel ray or degenerate triangle (0), or non-finite vertices (NaN).
+    if !(n_dot_d != 0.0 && n_dot_d.is_finite()) {
+        return None;
+    }
+    let origin_to_v0 = v0 - ray.origin;
+    let t = n.dot(origin_to_v0) / n_dot_d;
+    if !(t >= ray.t_min && t <= ray.t_max && t.is_finite()) {
+        return None;
+    }
+    // The hit point relative to v0, formed without going through world coordinates (O + tD would
+    // lose the low bits of a small triangle far from the origin).
+    let p = t * ray.dir - origin_to_v0;
+    let d11 = e1.dot(e1);
+    let d12 = e1.dot(e2);
+    let d22 = e2.dot(e2);
+    let d10 = p.dot(e1);
+    let d20 = p.dot(e2);
+    let den = n.dot(n);
+    let u = (d22 * d10 - d12 * d20) / den;
+    let v = (d11 * d20 - d12 * d10) / den;
+    if !(u >= 0.0 && v >= 0.0 && u + v <= 1.0) {
+        return None;
+    }
+    if !det_is_significant(n_dot_d, e1, e2, ray.dir) {
+        return None;
+    }
+    Some(TriHit { t, u, v })
 }
 
 /// Watertight ray/triangle intersection (Woop, Benthin, Wald 2013), closed edges.
