@@ -1,0 +1,466 @@
+//! STL, binary and ASCII. Binary records are decoded by `stl_io`; the ASCII grammar is parsed here.
+//!
+//! # Binary or ASCII?
+//! Decided from the content, never from the extension or the first bytes alone: a file whose size
+//! is exactly `84 + 50·n` (with `n` the little-endian triangle count at byte 80) is binary, even when
+//! its 80-byte header starts with `solid` (CAD exporters such as SolidWorks write `solid <part>`
+//! there, e.g. `idler_riser.STL`). Otherwise a file whose first word is `solid` is ASCII, and
+//! anything else is a binary file of the wrong size (truncated, or with trailing bytes).
+//!
+//! # Why not only `stl_io`
+//! `stl_io` 0.11 picks ASCII whenever the first line starts with `solid `, so it rejects binary files
+//! with such headers; its ASCII reader stops at the first `endsolid` (a second `solid` block is lost
+//! silently), requires a name after `solid`, and its errors carry no line numbers. Its binary record
+//! reader is right, so it is used for binary files (behind a view that blanks the header, so its
+//! own probe cannot mistake the header for ASCII) and a small ASCII parser lives here.
+//!
+//! # Result
+//! Each `solid … endsolid` block of an ASCII file is one mesh named by the text after `solid`; a
+//! binary file is one mesh named by its header up to the first NUL, trimmed. Triangle `i` is facet
+//! `i` of its block. Facet normals are ignored (the geometric normal comes from the winding). With
+//! [`StlOptions::weld_vertices`], bitwise-equal positions share one vertex.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+
+use glam::Vec3;
+
+use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::model::{MeshData, Model};
+
+/// How to read an STL file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StlOptions {
+    /// `true` (default): positions that are bitwise equal become one vertex (STL stores three
+    /// positions per facet; welding makes the mesh about 6× smaller). `false`: three vertices per
+    /// facet, in facet order, so vertex `3i + k` is corner `k` of triangle `i`.
+    pub weld_vertices: bool,
+}
+
+impl Default for StlOptions {
+    fn default() -> Self {
+        Self {
+            weld_vertices: true,
+        }
+    }
+}
+
+const E: Err = Err {
+    format: Format::Stl,
+};
+
+/// Size of the binary header (80 bytes of free text, then the u32 triangle count).
+const BINARY_HEADER: usize = 84;
+/// Size of one binary facet: normal and 3 vertices as 12 f32, then a u16 attribute.
+const BINARY_FACET: usize = 50;
+
+/// What the content of an STL file says it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StlKind {
+    /// Binary, with this many facets, and the size agrees.
+    Binary(u32),
+    /// Text starting with `solid`.
+    Ascii,
+}
+
+/// Decides binary or ASCII from the content (see the module docs), or says why it is neither.
+pub fn detect(bytes: &[u8]) -> Result<StlKind, LoadError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(LoadError::Empty {
+            source_name: Source::default(),
+        });
+    }
+    let declared = bytes
+        .get(80..84)
+        .map(|count| u32::from_le_bytes([count[0], count[1], count[2], count[3]]));
+    if let Some(count) = declared {
+        let expected = BINARY_HEADER as u64 + BINARY_FACET as u64 * u64::from(count);
+        if expected == bytes.len() as u64 {
+            return Ok(StlKind::Binary(count));
+        }
+    }
+    if bytes.trim_ascii_start().starts_with(b"solid") {
+        return Ok(StlKind::Ascii);
+    }
+    match declared {
+        None => Err(E.truncated(
+            Location::Byte(bytes.len() as u64),
+            format!(
+                "a binary STL header is {BINARY_HEADER} bytes, the file has {}",
+                bytes.len()
+            ),
+        )),
+        Some(count) => {
+            let expected = BINARY_HEADER as u64 + BINARY_FACET as u64 * u64::from(count);
+            if (bytes.len() as u64) < expected {
+                Err(E.truncated(
+                    Location::Byte(bytes.len() as u64),
+                    format!(
+                        "{count} facets need {expected} bytes, the file has {}",
+                        bytes.len()
+                    ),
+                ))
+            } else {
+                Err(E.malformed(
+                    Location::Byte(expected),
+                    format!(
+                        "{} bytes after the {count} facets the header announces",
+                        bytes.len() as u64 - expected
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// Parses an STL file (binary or ASCII, detected from the content) into a [`Model`] with one mesh
+/// per `solid` block and no instances.
+///
+/// ```
+/// let text = b"solid tri\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid tri\n";
+/// let model = raypick_io::stl::parse(text, &Default::default()).unwrap();
+/// assert_eq!(model.meshes[0].name, "tri");
+/// assert_eq!(model.meshes[0].triangles.len(), 1);
+/// ```
+pub fn parse(bytes: &[u8], options: &StlOptions) -> Result<Model, LoadError> {
+    let meshes = match detect(bytes)? {
+        StlKind::Binary(count) => vec![parse_binary(bytes, count, options)?],
+        StlKind::Ascii => parse_ascii(bytes, options)?,
+    };
+    if meshes.iter().all(|mesh| mesh.triangles.is_empty()) {
+        return Err(E.no_triangles());
+    }
+    Ok(Model {
+        meshes,
+        instances: Vec::new(),
+        notes: Vec::new(),
+    })
+}
+
+/// Builds a mesh from facets one at a time, welding if asked.
+struct MeshSink {
+    mesh: MeshData,
+    weld: Option<HashMap<[u32; 3], u32>>,
+}
+
+impl MeshSink {
+    fn new(name: String, options: &StlOptions) -> Self {
+        Self {
+            mesh: MeshData {
+                name,
+                vertices: Vec::new(),
+                triangles: Vec::new(),
+            },
+            weld: options.weld_vertices.then(HashMap::new),
+        }
+    }
+
+    fn vertex(&mut self, p: Vec3) -> u32 {
+        let next = self.mesh.vertices.len() as u32;
+        let index = match &mut self.weld {
+            // +0.0 and -0.0 are the same point: normalise the sign of zero before hashing bits.
+            Some(map) => *map
+                .entry((p + Vec3::ZERO).to_array().map(f32::to_bits))
+                .or_insert(next),
+            None => next,
+        };
+        if index == next {
+            self.mesh.vertices.push(p);
+        }
+        index
+    }
+
+    fn facet(&mut self, corners: [Vec3; 3]) {
+        let triangle = corners.map(|p| self.vertex(p));
+        self.mesh.triangles.push(triangle);
+    }
+}
+
+/// A view of the file whose 80-byte header reads as zeros, so `stl_io`'s ASCII probe (first line
+/// starts with `solid `) cannot misfire on a binary file whose header starts with `solid`.
+struct BlankHeader<'a> {
+    bytes: &'a [u8],
+    position: usize,
+}
+
+impl Read for BlankHeader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let start = self.position.min(self.bytes.len());
+        let n = buf.len().min(self.bytes.len() - start);
+        buf[..n].copy_from_slice(&self.bytes[start..start + n]);
+        for (offset, byte) in buf[..n].iter_mut().enumerate() {
+            if start + offset < 80 {
+                *byte = 0;
+            }
+        }
+        self.position = start + n;
+        Ok(n)
+    }
+}
+
+impl Seek for BlankHeader<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        let target = match pos {
+            SeekFrom::Start(offset) => Some(offset),
+            SeekFrom::End(delta) => (self.bytes.len() as u64).checked_add_signed(delta),
+            SeekFrom::Current(delta) => (self.position as u64).checked_add_signed(delta),
+        };
+        let target = target.ok_or_else(|| std::io::Error::other("seek before the start"))?;
+        self.position = usize::try_from(target).unwrap_or(usize::MAX);
+        Ok(target)
+    }
+}
+
+fn parse_binary(bytes: &[u8], count: u32, options: &StlOptions) -> Result<MeshData, LoadError> {
+    let header = &bytes[..80];
+    let name_end = header.iter().position(|&b| b == 0).unwrap_or(80);
+    let name = String::from_utf8_lossy(&header[..name_end])
+        .trim()
+        .to_owned();
+    let mut sink = MeshSink::new(name, options);
+    let mut view = BlankHeader { bytes, position: 0 };
+    let reader = stl_io::create_stl_reader(&mut view)
+        .map_err(|error| E.malformed(Location::Byte(0), error.to_string()))?;
+    let mut read = 0u32;
+    for (i, facet) in reader.enumerate() {
+        let offset = (BINARY_HEADER + BINARY_FACET * i) as u64;
+        // The size was checked against the count, so a read error means stl_io disagrees with
+        // that check: report it where it happened rather than trusting either.
+        let facet = facet
+            .map_err(|error| E.truncated(Location::Byte(offset), format!("facet {i}: {error}")))?;
+        let mut corners = [Vec3::ZERO; 3];
+        for (k, vertex) in facet.vertices.iter().enumerate() {
+            for axis in 0..3 {
+                let value = vertex[axis];
+                if !value.is_finite() {
+                    let at = offset + 12 + 12 * k as u64 + 4 * axis as u64;
+                    return Err(E.non_finite(Location::Byte(at), f64::from(value)));
+                }
+            }
+            corners[k] = Vec3::new(vertex[0], vertex[1], vertex[2]);
+        }
+        sink.facet(corners);
+        read += 1;
+    }
+    if read != count {
+        return Err(E.truncated(
+            Location::Byte((BINARY_HEADER + BINARY_FACET * read as usize) as u64),
+            format!("the header announces {count} facets, {read} were read"),
+        ));
+    }
+    Ok(sink.mesh)
+}
+
+/// The ASCII grammar, one statement per line:
+/// `solid [name]` { `facet normal x y z` `outer loop` 3×`vertex x y z` `endloop` `endfacet` }
+/// `endsolid [name]`, repeated for several solids. Blank lines are skipped, CRLF is accepted.
+fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, LoadError> {
+    #[derive(PartialEq)]
+    enum State {
+        /// Between solids: expect `solid` or the end of the file.
+        Outside,
+        /// Inside a solid: expect `facet` or `endsolid`.
+        Solid,
+        /// After `facet`: expect `outer loop`.
+        Facet,
+        /// Inside `outer loop` with this many vertices read.
+        Loop(usize),
+        /// After 3 vertices: expect `endloop`.
+        EndLoop,
+        /// After `endloop`: expect `endfacet`.
+        EndFacet,
+    }
+    let mut meshes = Vec::new();
+    let mut state = State::Outside;
+    let mut sink: Option<MeshSink> = None;
+    let mut corners = [Vec3::ZERO; 3];
+    let mut last_line = 0;
+    for (line_index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line_number = line_index + 1;
+        let location = || Location::Line(line_number);
+        let mut tokens = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|token| !token.is_empty());
+        let Some(keyword) = tokens.next() else {
+            continue;
+        };
+        last_line = line_number;
+        let expected = |what: &str| {
+            E.malformed(
+                location(),
+                format!(
+                    "expected {what}, found `{}`",
+                    String::from_utf8_lossy(keyword)
+                ),
+            )
+        };
+        state = match state {
+            State::Outside => {
+                if keyword != b"solid" {
+                    return Err(expected("`solid`"));
+                }
+                let name = line.trim_ascii()[b"solid".len()..].trim_ascii();
+                sink = Some(MeshSink::new(
+                    String::from_utf8_lossy(name).into_owned(),
+                    options,
+                ));
+                State::Solid
+            }
+            State::Solid => match keyword {
+                b"facet" => State::Facet,
+                b"endsolid" => {
+                    meshes.extend(sink.take().map(|sink| sink.mesh));
+                    State::Outside
+                }
+                _ => return Err(expected("`facet` or `endsolid`")),
+            },
+            State::Facet => {
+                if keyword != b"outer" || tokens.next() != Some(b"loop") {
+                    return Err(expected("`outer loop`"));
+                }
+                State::Loop(0)
+            }
+            State::Loop(k) => {
+                if keyword != b"vertex" {
+                    return Err(expected("`vertex`"));
+                }
+                let mut xyz = [0.0f32; 3];
+                for value in &mut xyz {
+                    let token = tokens
+                        .next()
+                        .ok_or_else(|| E.malformed(location(), "`vertex` needs 3 coordinates"))?;
+                    *value = std::str::from_utf8(token)
+                        .ok()
+                        .and_then(|text| text.parse().ok())
+                        .ok_or_else(|| {
+                            E.malformed(
+                                location(),
+                                format!("`{}` is not a number", String::from_utf8_lossy(token)),
+                            )
+                        })?;
+                    if !value.is_finite() {
+                        return Err(E.non_finite(location(), f64::from(*value)));
+                    }
+                }
+                corners[k] = Vec3::from_array(xyz);
+                if k == 2 {
+                    State::EndLoop
+                } else {
+                    State::Loop(k + 1)
+                }
+            }
+            State::EndLoop => {
+                if keyword != b"endloop" {
+                    return Err(expected("`endloop` after 3 vertices"));
+                }
+                State::EndFacet
+            }
+            State::EndFacet => {
+                if keyword != b"endfacet" {
+                    return Err(expected("`endfacet`"));
+                }
+                if let Some(sink) = &mut sink {
+                    sink.facet(corners);
+                }
+                State::Solid
+            }
+        };
+    }
+    if state != State::Outside {
+        return Err(E.truncated(
+            Location::Line(last_line + 1),
+            "the file ends inside a `solid` block",
+        ));
+    }
+    Ok(meshes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRI: &str = "solid a\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n   vertex 1 0 0\n   vertex 0 1 0\n  endloop\n endfacet\nendsolid a\n";
+
+    fn binary(header: &[u8], facets: &[[Vec3; 3]]) -> Vec<u8> {
+        let mut bytes = vec![0u8; 80];
+        bytes[..header.len()].copy_from_slice(header);
+        bytes.extend_from_slice(&(facets.len() as u32).to_le_bytes());
+        for facet in facets {
+            bytes.extend_from_slice(&[0u8; 12]);
+            for p in facet {
+                for c in p.to_array() {
+                    bytes.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+            bytes.extend_from_slice(&[0u8; 2]);
+        }
+        bytes
+    }
+
+    #[test]
+    fn ascii_several_solids_crlf() {
+        let text = format!("{TRI}{}", TRI.replace("solid a", "solid b")).replace('\n', "\r\n");
+        let model = parse(text.as_bytes(), &StlOptions::default()).unwrap();
+        let names: Vec<_> = model.meshes.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(model.meshes[1].vertices[1], Vec3::X);
+    }
+
+    #[test]
+    fn binary_with_solid_header_is_binary() {
+        let facets = [
+            [Vec3::ZERO, Vec3::X, Vec3::Y],
+            [Vec3::X, Vec3::Y, Vec3::ONE],
+        ];
+        let bytes = binary(b"solid part", &facets);
+        assert_eq!(detect(&bytes).unwrap(), StlKind::Binary(2));
+        let model = parse(&bytes, &StlOptions::default()).unwrap();
+        assert_eq!(model.meshes[0].name, "solid part");
+        assert_eq!(model.meshes[0].vertices.len(), 4, "welded");
+        assert_eq!(model.meshes[0].triangles, vec![[0, 1, 2], [1, 2, 3]]);
+        let soup = parse(
+            &bytes,
+            &StlOptions {
+                weld_vertices: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(soup.meshes[0].triangles, vec![[0, 1, 2], [3, 4, 5]]);
+    }
+
+    #[test]
+    fn bad_input_is_a_located_error() {
+        let facets = [[Vec3::ZERO, Vec3::X, Vec3::Y]];
+        let good = binary(b"x", &facets);
+        let error = parse(&good[..good.len() - 1], &StlOptions::default()).unwrap_err();
+        assert!(matches!(error, LoadError::Truncated { .. }), "{error}");
+        let mut nan = good.clone();
+        nan[84 + 12 + 12 + 4..84 + 12 + 12 + 8].copy_from_slice(&f32::NAN.to_le_bytes());
+        let error = parse(&nan, &StlOptions::default()).unwrap_err();
+        assert_eq!(error.location(), Some(&Location::Byte(84 + 28)), "{error}");
+        let cases: &[(&str, usize)] = &[
+            (&TRI.replace("   vertex 0 1 0\n", ""), 6),
+            (&TRI.replace("vertex 1 0 0", "vertex 1 0"), 5),
+            (&TRI.replace("vertex 1 0 0", "vertex 1 0 inf"), 5),
+            (&TRI.replace("outer loop", "outer"), 3),
+            (&TRI.replace("endsolid a\n", ""), 9),
+            (&TRI.replace("endfacet", "endfacit"), 8),
+        ];
+        for (text, line) in cases {
+            let error = parse(text.as_bytes(), &StlOptions::default()).expect_err(text);
+            assert_eq!(
+                error.location(),
+                Some(&Location::Line(*line)),
+                "{text}: {error}"
+            );
+        }
+        assert!(matches!(
+            parse(b"", &StlOptions::default()),
+            Err(LoadError::Empty { .. })
+        ));
+        assert!(matches!(
+            parse(b"solid empty\nendsolid empty\n", &StlOptions::default()),
+            Err(LoadError::NoTriangles { .. })
+        ));
+    }
+}
