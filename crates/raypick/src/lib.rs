@@ -7,6 +7,7 @@
 //!
 //! ## Modules
 //! - [`geom`]: rays, boxes and the exact intersection kernels (free functions on plain data).
+//! - [`camera`]: projections, clip-space conventions, viewports, `unproject` / `project`, pixel rays.
 //!
 //! ## Conventions
 //! Right-handed, Y-up. Transforms are named `b_from_a` (`world_from_object` maps object-space points
@@ -14,7 +15,13 @@
 //! units of its (not necessarily unit) direction; a triangle hit's `u` weights V1 and `v` weights V2.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod camera;
+pub mod bvh;
 pub mod geom;
+pub mod scene;
 
 pub use geom::{Aabb, Ray};
+pub use scene::{
+    BuildError, Geometry, Hit, Instance, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
+};
 pub use glam;
