@@ -15,13 +15,13 @@
 //! units of its (not necessarily unit) direction; a triangle hit's `u` weights V1 and `v` weights V2.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod camera;
 pub mod bvh;
+pub mod camera;
 pub mod geom;
 pub mod scene;
 
 pub use geom::{Aabb, Ray};
+pub use glam;
 pub use scene::{
     BuildError, Geometry, Hit, Instance, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
 };
-pub use glam;

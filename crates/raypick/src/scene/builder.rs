@@ -1,0 +1,298 @@
+//! [`SceneBuilder`]: collects geometries, checks them and builds the BVHs.
+
+use std::sync::Arc;
+
+use glam::{Affine3A, Vec3};
+
+use super::{
+    mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
+    MeshAccel, Scene, Spheres, SpheresAccel, TriMesh,
+};
+use crate::bvh::{BuildConfig, Bvh};
+use crate::Aabb;
+
+/// Collects geometries (ids 0, 1, 2, … in insertion order) and builds a [`Scene`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use raypick::{glam::{Affine3A, Vec3}, Ray, SceneBuilder, TriMesh};
+/// let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]);
+/// let mut part = SceneBuilder::new();
+/// part.add_mesh(tri);
+/// let part = Arc::new(part.build().unwrap());
+/// let mut world = SceneBuilder::new();
+/// let a = world.add_instance(part.clone(), Affine3A::from_translation(Vec3::new(0.0, 0.0, -2.0)));
+/// let b = world.add_instance(part, Affine3A::from_translation(Vec3::new(0.0, 0.0, -4.0)));
+/// world.set_name(b, "far copy");
+/// let scene = world.build().unwrap();
+/// let hit = scene.intersect(&Ray::new(Vec3::new(0.2, 0.2, 0.0), Vec3::NEG_Z)).unwrap();
+/// assert_eq!((hit.instance, hit.geom, hit.t), (Some(a), 0, 2.0));
+/// assert_eq!(scene.geometry_name(b), Some("far copy"));
+/// ```
+#[derive(Debug, Default)]
+pub struct SceneBuilder {
+    geometries: Vec<Geometry>,
+    config: BuildConfig,
+    /// The first `set_name`/`set_mask` call with an unknown id, reported by `build`.
+    unknown: Option<u32>,
+}
+
+impl SceneBuilder {
+    /// An empty builder with the default [`BuildConfig`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty builder with the given BVH settings (for every BVH of the scene).
+    pub fn with_config(config: BuildConfig) -> Self {
+        Self {
+            config,
+            ..Self::default()
+        }
+    }
+
+    fn push(&mut self, g: Geometry) -> u32 {
+        self.geometries.push(g);
+        (self.geometries.len() - 1) as u32
+    }
+
+    /// Adds a triangle mesh; returns its geometry id. Checked in [`SceneBuilder::build`].
+    pub fn add_mesh(&mut self, mesh: TriMesh) -> u32 {
+        self.push(Geometry::Mesh(mesh))
+    }
+
+    /// Adds a sphere set; returns its geometry id.
+    pub fn add_spheres(&mut self, spheres: Spheres) -> u32 {
+        self.push(Geometry::Spheres(spheres))
+    }
+
+    /// Places a whole built scene with `world_from_object` (rotation, non-uniform and negative
+    /// scale allowed; it must be invertible). Also how one mesh is instanced many times: build a
+    /// small scene holding it, wrap it in an `Arc`, add it several times. The placed scene must not
+    /// hold instances itself (two levels). Returns the instance's geometry id.
+    pub fn add_instance(&mut self, scene: Arc<Scene>, world_from_object: Affine3A) -> u32 {
+        self.push(Geometry::Instance(Instance {
+            scene,
+            world_from_object,
+            name: None,
+            mask: u32::MAX,
+        }))
+    }
+
+    /// Names geometry `geom` (e.g. the glTF node name of an instance). An unknown id makes
+    /// [`SceneBuilder::build`] fail with [`BuildError::UnknownGeometry`].
+    pub fn set_name(&mut self, geom: u32, name: impl Into<String>) {
+        match self.geometries.get_mut(geom as usize) {
+            Some(g) => g.set_name(name.into()),
+            None => {
+                self.unknown.get_or_insert(geom);
+            }
+        }
+    }
+
+    /// Sets the mask of geometry `geom` (the way to give an instance a mask).
+    pub fn set_mask(&mut self, geom: u32, mask: u32) {
+        match self.geometries.get_mut(geom as usize) {
+            Some(g) => g.set_mask(mask),
+            None => {
+                self.unknown.get_or_insert(geom);
+            }
+        }
+    }
+
+    /// Number of geometries added so far.
+    pub fn num_geometries(&self) -> usize {
+        self.geometries.len()
+    }
+
+    /// Checks every geometry and builds the BVHs.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the first offending geometry (id and name) and element: an index out
+    /// of range, a NaN or infinite vertex or centre, a negative, NaN or infinite radius, mismatched
+    /// centre and radius counts, a non-invertible instance transform, a nested instance, or an
+    /// unknown id given to `set_name`/`set_mask`.
+    pub fn build(self) -> Result<Scene, BuildError> {
+        if let Some(geom) = self.unknown {
+            return Err(BuildError::UnknownGeometry {
+                geom,
+                count: self.geometries.len(),
+            });
+        }
+        let config = self.config;
+        let mut accels = Vec::with_capacity(self.geometries.len());
+        for (id, g) in self.geometries.iter().enumerate() {
+            accels.push(prepare(id as u32, g, config)?);
+        }
+        let mut top_geoms = Vec::new();
+        let mut top_boxes = Vec::new();
+        let mut bounds = Aabb::EMPTY;
+        for (id, g) in self.geometries.iter().enumerate() {
+            let b = g.bounds();
+            if b.is_empty() {
+                continue;
+            }
+            bounds = bounds.union(b);
+            top_geoms.push(id as u32);
+            top_boxes.push(pad_box(b));
+        }
+        let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
+        let top = Bvh::build(&top_boxes, &centroids, config);
+        let has_instances = self
+            .geometries
+            .iter()
+            .any(|g| matches!(g, Geometry::Instance(_)));
+        Ok(Scene {
+            geometries: self.geometries,
+            accels,
+            top,
+            top_geoms,
+            top_boxes,
+            bounds,
+            config,
+            has_instances,
+        })
+    }
+}
+
+fn name_of(g: &Geometry) -> String {
+    g.name().unwrap_or_default().to_string()
+}
+
+/// Checks one geometry and builds its acceleration data.
+fn prepare(id: u32, g: &Geometry, config: BuildConfig) -> Result<Accel, BuildError> {
+    match g {
+        Geometry::Mesh(m) => {
+            check_mesh(id, g, m)?;
+            Ok(Accel::Mesh(build_mesh_accel(m, config)))
+        }
+        Geometry::Spheres(s) => {
+            check_spheres(id, g, s)?;
+            let boxes = sphere_boxes(s);
+            let bvh = Bvh::build(&boxes, &s.centers, config);
+            Ok(Accel::Spheres(SpheresAccel { bvh }))
+        }
+        Geometry::Instance(inst) => {
+            if inst.scene.has_instances() {
+                return Err(BuildError::NestedInstance {
+                    geom: id,
+                    name: name_of(g),
+                });
+            }
+            instance_accel(&inst.world_from_object)
+                .ok_or_else(|| BuildError::NonInvertibleTransform {
+                    geom: id,
+                    name: name_of(g),
+                    determinant: inst.world_from_object.matrix3.determinant(),
+                })
+                .map(Accel::Instance)
+        }
+    }
+}
+
+pub(super) fn check_vertices(id: u32, g: &Geometry, vertices: &[Vec3]) -> Result<(), BuildError> {
+    if let Some((vertex, &value)) = vertices.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(BuildError::NonFiniteVertex {
+            geom: id,
+            name: name_of(g),
+            vertex,
+            value,
+        });
+    }
+    Ok(())
+}
+
+fn check_mesh(id: u32, g: &Geometry, m: &TriMesh) -> Result<(), BuildError> {
+    check_vertices(id, g, &m.vertices)?;
+    if u32::try_from(m.indices.len()).is_err() {
+        return Err(BuildError::TooManyPrimitives {
+            geom: id,
+            name: name_of(g),
+            count: m.indices.len(),
+        });
+    }
+    let n = m.vertices.len();
+    for (triangle, t) in m.indices.iter().enumerate() {
+        if let Some(&index) = t.iter().find(|&&i| i as usize >= n) {
+            return Err(BuildError::IndexOutOfRange {
+                geom: id,
+                name: name_of(g),
+                triangle,
+                index,
+                num_vertices: n,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_spheres(id: u32, g: &Geometry, s: &Spheres) -> Result<(), BuildError> {
+    if s.centers.len() != s.radii.len() {
+        return Err(BuildError::SphereCountMismatch {
+            geom: id,
+            name: name_of(g),
+            centers: s.centers.len(),
+            radii: s.radii.len(),
+        });
+    }
+    if u32::try_from(s.centers.len()).is_err() {
+        return Err(BuildError::TooManyPrimitives {
+            geom: id,
+            name: name_of(g),
+            count: s.centers.len(),
+        });
+    }
+    if let Some((sphere, &value)) = s.centers.iter().enumerate().find(|(_, c)| !c.is_finite()) {
+        return Err(BuildError::NonFiniteCenter {
+            geom: id,
+            name: name_of(g),
+            sphere,
+            value,
+        });
+    }
+    if let Some((sphere, &radius)) = s
+        .radii
+        .iter()
+        .enumerate()
+        .find(|(_, &r)| r.is_nan() || r < 0.0 || r.is_infinite())
+    {
+        return Err(BuildError::InvalidRadius {
+            geom: id,
+            name: name_of(g),
+            sphere,
+            radius,
+        });
+    }
+    Ok(())
+}
+
+/// The mesh in the frame centred on its box (see the module docs), with its BVH, triangles in BVH
+/// order. The mesh must have been checked.
+pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
+    let bounds = m.bounds();
+    let offset = if bounds.is_empty() {
+        Vec3::ZERO
+    } else {
+        bounds.center()
+    };
+    let (boxes, centroids, tris) = mesh_local_boxes(m, offset);
+    let bvh = Bvh::build(&boxes, &centroids, config);
+    let tris = bvh.prim_ids().iter().map(|&p| tris[p as usize]).collect();
+    MeshAccel { offset, tris, bvh }
+}
+
+fn instance_accel(world_from_object: &Affine3A) -> Option<InstanceAccel> {
+    let det = world_from_object.matrix3.determinant();
+    if det == 0.0 || !det.is_finite() || !world_from_object.translation.is_finite() {
+        return None;
+    }
+    let object_from_world = world_from_object.inverse();
+    if !object_from_world.matrix3.is_finite() || !object_from_world.translation.is_finite() {
+        return None;
+    }
+    Some(InstanceAccel {
+        object_from_world,
+        normal_from_object: object_from_world.matrix3.transpose(),
+        mirrored: det < 0.0,
+    })
+}

@@ -1,0 +1,131 @@
+//! [`BuildError`]: why [`super::SceneBuilder::build`] refused its input.
+
+use glam::Vec3;
+
+/// Why a scene could not be built. Every variant names the geometry by id (insertion order in the
+/// builder) and name (empty when unnamed), and the offending element, so the caller can fix the data.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A triangle refers to a vertex that does not exist. Fix the index buffer (0-based indices).
+    #[error("geometry {geom} ({name:?}): triangle {triangle} uses vertex {index}, but the mesh has {num_vertices} vertices")]
+    IndexOutOfRange {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Triangle index.
+        triangle: usize,
+        /// The bad vertex index.
+        index: u32,
+        /// Number of vertices.
+        num_vertices: usize,
+    },
+    /// A vertex has a NaN or infinite coordinate (referenced or not). Remove or fix it.
+    #[error("geometry {geom} ({name:?}): vertex {vertex} is not finite: {value}")]
+    NonFiniteVertex {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Vertex index.
+        vertex: usize,
+        /// Its value.
+        value: Vec3,
+    },
+    /// A sphere centre has a NaN or infinite coordinate.
+    #[error("geometry {geom} ({name:?}): sphere {sphere} has a non-finite centre {value}")]
+    NonFiniteCenter {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Sphere index.
+        sphere: usize,
+        /// Its centre.
+        value: Vec3,
+    },
+    /// A sphere radius is negative, NaN or infinite.
+    #[error(
+        "geometry {geom} ({name:?}): sphere {sphere} has radius {radius} (must be finite and >= 0)"
+    )]
+    InvalidRadius {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Sphere index.
+        sphere: usize,
+        /// The radius.
+        radius: f32,
+    },
+    /// A sphere set has different numbers of centres and radii.
+    #[error("geometry {geom} ({name:?}): {centers} centres but {radii} radii")]
+    SphereCountMismatch {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Number of centres.
+        centers: usize,
+        /// Number of radii.
+        radii: usize,
+    },
+    /// A geometry has more primitives than a `u32` id can name.
+    #[error("geometry {geom} ({name:?}): {count} primitives exceed u32 ids")]
+    TooManyPrimitives {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// The count.
+        count: usize,
+    },
+    /// An instance transform is not invertible (zero scale, or a NaN or infinite entry).
+    #[error("geometry {geom} ({name:?}): the instance transform is not invertible (determinant {determinant})")]
+    NonInvertibleTransform {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Determinant of the linear part.
+        determinant: f32,
+    },
+    /// An instance places a scene that itself holds instances (only two levels are supported).
+    /// Flatten the inner scene's instances into the outer scene.
+    #[error(
+        "geometry {geom} ({name:?}): the instanced scene holds instances itself (only two levels)"
+    )]
+    NestedInstance {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+    },
+    /// `set_name` or `set_mask` named a geometry id that was never added.
+    #[error("geometry {geom} does not exist (the builder has {count} geometries)")]
+    UnknownGeometry {
+        /// The id.
+        geom: u32,
+        /// Number of geometries added.
+        count: usize,
+    },
+    /// [`crate::Scene::update_mesh_vertices`] got a vertex count different from the mesh's.
+    #[error("geometry {geom} ({name:?}): {got} vertices given for a mesh of {expected}")]
+    VertexCountMismatch {
+        /// Geometry id.
+        geom: u32,
+        /// Geometry name.
+        name: String,
+        /// Vertices given.
+        got: usize,
+        /// Vertices of the mesh.
+        expected: usize,
+    },
+    /// [`crate::Scene::update_mesh_vertices`] was called on a geometry that is not a mesh.
+    #[error("geometry {geom}: not a triangle mesh")]
+    NotAMesh {
+        /// Geometry id.
+        geom: u32,
+    },
+}

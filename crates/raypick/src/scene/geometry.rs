@@ -1,0 +1,363 @@
+//! The geometries a scene holds: [`TriMesh`], [`Spheres`] and [`Instance`]s of built scenes.
+
+use std::sync::Arc;
+
+use glam::{Affine3A, Vec3};
+
+use super::Scene;
+use crate::Aabb;
+
+/// A sphere that holds a geometry (not necessarily the smallest one).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoundingSphere {
+    /// Centre.
+    pub center: Vec3,
+    /// Radius (0 for an empty geometry).
+    pub radius: f32,
+}
+
+impl BoundingSphere {
+    /// The sphere centred on `bounds`' centre through its corners (radius 0, centre 0 when empty).
+    pub fn from_box(bounds: &Aabb) -> Self {
+        if bounds.is_empty() {
+            return Self {
+                center: Vec3::ZERO,
+                radius: 0.0,
+            };
+        }
+        Self {
+            center: bounds.center(),
+            radius: bounds.extent().length() * 0.5,
+        }
+    }
+}
+
+/// A triangle mesh: vertices and counter-clockwise-front triangles (see [`crate::geom::triangle`]).
+///
+/// ```
+/// use raypick::{glam::Vec3, TriMesh};
+/// let quad = TriMesh::new(
+///     vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y],
+///     vec![[0, 1, 2], [0, 2, 3]],
+/// )
+/// .with_name("quad");
+/// assert_eq!(quad.num_triangles(), 2);
+/// assert_eq!(quad.bounds().max, Vec3::new(1.0, 1.0, 0.0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct TriMesh {
+    pub(crate) vertices: Vec<Vec3>,
+    pub(crate) indices: Vec<[u32; 3]>,
+    pub(crate) name: Option<String>,
+    pub(crate) mask: u32,
+}
+
+impl TriMesh {
+    /// A mesh from vertices and triangles (indices into `vertices`). Checked by
+    /// [`super::SceneBuilder::build`].
+    pub fn new(vertices: Vec<Vec3>, indices: Vec<[u32; 3]>) -> Self {
+        Self {
+            vertices,
+            indices,
+            name: None,
+            mask: u32::MAX,
+        }
+    }
+
+    /// Names the mesh (reported in errors and by [`Scene::geometry_name`]).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the mask (default `u32::MAX`): queries consider the mesh when `mask & query.mask != 0`.
+    #[must_use]
+    pub fn with_mask(mut self, mask: u32) -> Self {
+        self.mask = mask;
+        self
+    }
+
+    /// The vertices.
+    pub fn vertices(&self) -> &[Vec3] {
+        &self.vertices
+    }
+
+    /// The triangles.
+    pub fn indices(&self) -> &[[u32; 3]] {
+        &self.indices
+    }
+
+    /// The name, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The mask.
+    pub fn mask(&self) -> u32 {
+        self.mask
+    }
+
+    /// Number of triangles.
+    pub fn num_triangles(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// The vertices of triangle `prim`, or `None` when `prim` or one of its indices is out of range.
+    pub fn triangle(&self, prim: u32) -> Option<[Vec3; 3]> {
+        let [a, b, c] = *self.indices.get(prim as usize)?;
+        Some([
+            *self.vertices.get(a as usize)?,
+            *self.vertices.get(b as usize)?,
+            *self.vertices.get(c as usize)?,
+        ])
+    }
+
+    /// The box of the referenced vertices.
+    pub fn bounds(&self) -> Aabb {
+        self.indices
+            .iter()
+            .flatten()
+            .filter_map(|&i| self.vertices.get(i as usize))
+            .fold(Aabb::EMPTY, |b, &p| b.grow(p))
+    }
+
+    /// A sphere holding every referenced vertex: centred on the box centre, through the farthest one.
+    pub fn bounding_sphere(&self) -> BoundingSphere {
+        let bounds = self.bounds();
+        if bounds.is_empty() {
+            return BoundingSphere::from_box(&bounds);
+        }
+        let center = bounds.center();
+        let radius = self
+            .indices
+            .iter()
+            .flatten()
+            .filter_map(|&i| self.vertices.get(i as usize))
+            .fold(0.0f32, |r, p| r.max(p.distance(center)));
+        BoundingSphere { center, radius }
+    }
+}
+
+/// A set of spheres (centre and radius each).
+///
+/// ```
+/// use raypick::{glam::Vec3, Spheres};
+/// let s = Spheres::new(vec![Vec3::ZERO, Vec3::X * 4.0], vec![1.0, 0.5]);
+/// assert_eq!(s.bounds().max, Vec3::new(4.5, 1.0, 1.0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spheres {
+    pub(crate) centers: Vec<Vec3>,
+    pub(crate) radii: Vec<f32>,
+    pub(crate) name: Option<String>,
+    pub(crate) mask: u32,
+}
+
+impl Spheres {
+    /// Spheres from centres and radii (same length, radii `>= 0`; checked by
+    /// [`super::SceneBuilder::build`]).
+    pub fn new(centers: Vec<Vec3>, radii: Vec<f32>) -> Self {
+        Self {
+            centers,
+            radii,
+            name: None,
+            mask: u32::MAX,
+        }
+    }
+
+    /// Names the set.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the mask (default `u32::MAX`).
+    #[must_use]
+    pub fn with_mask(mut self, mask: u32) -> Self {
+        self.mask = mask;
+        self
+    }
+
+    /// The centres.
+    pub fn centers(&self) -> &[Vec3] {
+        &self.centers
+    }
+
+    /// The radii.
+    pub fn radii(&self) -> &[f32] {
+        &self.radii
+    }
+
+    /// The name, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The mask.
+    pub fn mask(&self) -> u32 {
+        self.mask
+    }
+
+    /// Number of spheres (the shorter of the two lists).
+    pub fn len(&self) -> usize {
+        self.centers.len().min(self.radii.len())
+    }
+
+    /// `true` when there is no sphere.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The box of sphere `i` (`None` out of range).
+    pub fn sphere_bounds(&self, i: usize) -> Option<Aabb> {
+        let (c, r) = (*self.centers.get(i)?, *self.radii.get(i)?);
+        Some(Aabb::new(c - Vec3::splat(r), c + Vec3::splat(r)))
+    }
+
+    /// The box of all spheres.
+    pub fn bounds(&self) -> Aabb {
+        (0..self.len())
+            .filter_map(|i| self.sphere_bounds(i))
+            .fold(Aabb::EMPTY, Aabb::union)
+    }
+
+    /// A sphere holding all spheres: centred on the box centre.
+    pub fn bounding_sphere(&self) -> BoundingSphere {
+        let bounds = self.bounds();
+        if bounds.is_empty() {
+            return BoundingSphere::from_box(&bounds);
+        }
+        let center = bounds.center();
+        let radius = (0..self.len()).fold(0.0f32, |r, i| {
+            r.max(self.centers[i].distance(center) + self.radii[i])
+        });
+        BoundingSphere { center, radius }
+    }
+}
+
+/// A built scene placed in the world by an affine transform (two levels: the placed scene holds no
+/// instances).
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub(crate) scene: Arc<Scene>,
+    pub(crate) world_from_object: Affine3A,
+    pub(crate) name: Option<String>,
+    pub(crate) mask: u32,
+}
+
+impl Instance {
+    /// The placed scene.
+    pub fn scene(&self) -> &Arc<Scene> {
+        &self.scene
+    }
+
+    /// The transform from the placed scene's space to the world.
+    pub fn world_from_object(&self) -> Affine3A {
+        self.world_from_object
+    }
+
+    /// The name, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The mask (default `u32::MAX`); the placed scene's own geometry masks apply too.
+    pub fn mask(&self) -> u32 {
+        self.mask
+    }
+
+    /// World box: the transformed corners of the placed scene's box.
+    pub fn bounds(&self) -> Aabb {
+        transform_box(&self.world_from_object, &self.scene.bounds())
+    }
+
+    /// A sphere holding the world box.
+    pub fn bounding_sphere(&self) -> BoundingSphere {
+        BoundingSphere::from_box(&self.bounds())
+    }
+}
+
+/// The box of the 8 transformed corners of `b` (empty stays empty).
+pub(crate) fn transform_box(world_from_object: &Affine3A, b: &Aabb) -> Aabb {
+    if b.is_empty() {
+        return Aabb::EMPTY;
+    }
+    (0..8)
+        .map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { b.min.x } else { b.max.x },
+                if i & 2 == 0 { b.min.y } else { b.max.y },
+                if i & 4 == 0 { b.min.z } else { b.max.z },
+            )
+        })
+        .fold(Aabb::EMPTY, |acc, p| {
+            acc.grow(world_from_object.transform_point3(p))
+        })
+}
+
+/// One geometry of a scene.
+#[derive(Clone, Debug)]
+pub enum Geometry {
+    /// A triangle mesh.
+    Mesh(TriMesh),
+    /// A set of spheres.
+    Spheres(Spheres),
+    /// A placed scene.
+    Instance(Instance),
+}
+
+impl Geometry {
+    /// World-space box (of the scene the geometry belongs to).
+    pub fn bounds(&self) -> Aabb {
+        match self {
+            Self::Mesh(m) => m.bounds(),
+            Self::Spheres(s) => s.bounds(),
+            Self::Instance(i) => i.bounds(),
+        }
+    }
+
+    /// A sphere holding the geometry.
+    pub fn bounding_sphere(&self) -> BoundingSphere {
+        match self {
+            Self::Mesh(m) => m.bounding_sphere(),
+            Self::Spheres(s) => s.bounding_sphere(),
+            Self::Instance(i) => i.bounding_sphere(),
+        }
+    }
+
+    /// The name, if any.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Self::Mesh(m) => m.name(),
+            Self::Spheres(s) => s.name(),
+            Self::Instance(i) => i.name(),
+        }
+    }
+
+    /// The mask.
+    pub fn mask(&self) -> u32 {
+        match self {
+            Self::Mesh(m) => m.mask,
+            Self::Spheres(s) => s.mask,
+            Self::Instance(i) => i.mask,
+        }
+    }
+
+    pub(crate) fn set_name(&mut self, name: String) {
+        match self {
+            Self::Mesh(m) => m.name = Some(name),
+            Self::Spheres(s) => s.name = Some(name),
+            Self::Instance(i) => i.name = Some(name),
+        }
+    }
+
+    pub(crate) fn set_mask(&mut self, mask: u32) {
+        match self {
+            Self::Mesh(m) => m.mask = mask,
+            Self::Spheres(s) => s.mask = mask,
+            Self::Instance(i) => i.mask = mask,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Scenes: triangle meshes, spheres and instances, and the queries on them — closest hit, any hit,
+//! all hits, crossing counts, batches.
+//!
+//! Build a [`Scene`] with a [`SceneBuilder`] (geometries get ids 0, 1, 2, … in insertion order),
+//! then cast [`Ray`]s:
+//!
+//! ```
+//! use raypick::{glam::Vec3, Ray, SceneBuilder, Spheres, TriMesh};
+//! let mut builder = SceneBuilder::new();
+//! let quad = builder.add_mesh(TriMesh::new(
+//!     vec![Vec3::new(-1.0, -1.0, 0.0), Vec3::new(1.0, -1.0, 0.0), Vec3::new(1.0, 1.0, 0.0), Vec3::new(-1.0, 1.0, 0.0)],
+//!     vec![[0, 1, 2], [0, 2, 3]],
+//! ));
+//! let ball = builder.add_spheres(Spheres::new(vec![Vec3::new(0.0, 0.0, -5.0)], vec![1.0]));
+//! let scene = builder.build().unwrap();
+//! let hit = scene.intersect(&Ray::new(Vec3::new(0.5, -0.5, 3.0), Vec3::NEG_Z)).unwrap();
+//! assert_eq!((hit.geom, hit.prim, hit.t), (quad, 0, 3.0));
+//! assert_eq!(hit.normal, Vec3::Z);
+//! assert_eq!(scene.count_intersections(&Ray::new(Vec3::new(0.0, 0.0, 3.0), Vec3::NEG_Z)), 3);
+//! # let _ = ball;
+//! ```
+//!
+//! ## Structure
+//! Two BVH levels: a top-level [`Bvh`] over the geometries' world boxes, and one BVH per mesh and per
+//! sphere set. An [`Instance`] places a whole built scene (which holds no instances itself) with a
+//! `world_from_object` affine transform; the ray is moved into object space with the inverse transform
+//! *without renormalizing the direction*, so `t` stays in units of the world ray's `dir`. The hit
+//! point maps back with `world_from_object`, the normal with the inverse transpose, normalized.
+//!
+//! ## Precision far from the origin
+//! Each mesh is stored relative to the centre `c` of its bounding box: the builder keeps
+//! `v_local = v - c` in `f32` (exact by Sterbenz's lemma for any coordinate within a factor 2 of the
+//! centre's, so a mesh around 1e6 loses nothing), and its BVH is built in that frame. A query subtracts
+//! `c` from the ray origin once per ray and mesh; the watertight kernel then works with small
+//! coordinates, so a mesh at 1e5..1e6 is hit with the same `t`, triangle and barycentrics as the same
+//! mesh at the origin. The hit point is rebuilt as `c + (1 - u - v)·v0 + u·v1 + v·v2` from the local
+//! vertices: its error is a few ulps of the coordinates, not of the ray length. Spheres are tested with
+//! `origin - centre` computed once per sphere, which has the same property.
+//!
+//! ## Query rules
+//! - The `t` range is the ray's `[t_min, t_max]` (inclusive).
+//! - **Closest hit** ([`Scene::intersect`]) and **any hit** ([`Scene::occluded`]) use closed edges
+//!   ([`EdgeRule::Closed`]): a ray through a shared edge or vertex hits every triangle that has it, so
+//!   a closed mesh is never missed. Ties at equal `t` go to the smallest
+//!   `(top-level geometry id, geometry id, primitive id)`, where the top-level id is the instance's for
+//!   instanced hits: the answer never depends on traversal order or threads.
+//! - **All hits** ([`Scene::intersect_all`]) and **counts** ([`Scene::count_intersections`]) use
+//!   half-open edges ([`EdgeRule::HalfOpen`]): a point exactly on an edge or vertex shared by
+//!   consistently wound triangles belongs to exactly one of them, so a ray crosses a closed mesh's
+//!   surface the right number of times and inside/outside parity works (odd from inside, even from
+//!   outside). Every sphere crossing in range counts: entry and exit (a tangent ray reports its double
+//!   root twice, keeping parity). Hits are sorted by `t`, ties as above.
+//! - [`QueryOptions`]: back-face culling (triangles: the side the normal `(v1-v0)×(v2-v0)` faces away
+//!   from; spheres: the exit crossing), a ray mask (a geometry is considered when
+//!   `geometry.mask & mask != 0`; for instances both the instance's and the inner geometry's masks
+//!   must pass), and a filter called with each candidate [`Hit`] (return `false` to skip it).
+//! - Rays that are not [`Ray::is_valid`] (NaN or infinite components, zero direction, empty range)
+//!   hit nothing.
+//! - Mirroring instances (negative determinant) flip the winding: the reported normal is the world
+//!   winding normal `(v1-v0)×(v2-v0)` of the transformed vertices (`-M⁻ᵀn`), and culling uses it, so an
+//!   instance behaves exactly like a pre-transformed copy of its meshes. Sphere normals point outwards.
+//!
+//! [`Bvh`]: crate::bvh::Bvh
+//! [`Ray`]: crate::Ray
+//! [`Ray::is_valid`]: crate::Ray::is_valid
+//! [`EdgeRule::Closed`]: crate::geom::triangle::EdgeRule::Closed
+//! [`EdgeRule::HalfOpen`]: crate::geom::triangle::EdgeRule::HalfOpen
+
+mod builder;
+mod error;
+mod geometry;
+mod hit;
+mod query;
+mod refit;
+mod sphere;
+mod traverse;
+
+use glam::{Affine3A, Mat3A, Vec3};
+
+pub use builder::SceneBuilder;
+pub use error::BuildError;
+pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
+pub use hit::{Hit, QueryOptions};
+pub use sphere::sphere_roots;
+
+use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
+use crate::Aabb;
+
+/// A built scene: geometries, their acceleration structures and the top-level BVH. Immutable except
+/// for [`Scene::update_mesh_vertices`]; `Send + Sync`, so one scene serves many threads.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    geometries: Vec<Geometry>,
+    accels: Vec<Accel>,
+    /// Top-level BVH; its primitive `i` is geometry `top_geoms[i]`.
+    top: Bvh,
+    top_geoms: Vec<u32>,
+    /// World boxes (padded) of `top_geoms`, as built.
+    top_boxes: Vec<Aabb>,
+    bounds: Aabb,
+    config: BuildConfig,
+    has_instances: bool,
+}
+
+/// Per-geometry acceleration data.
+#[derive(Clone, Debug)]
+enum Accel {
+    Mesh(MeshAccel),
+    Spheres(SpheresAccel),
+    Instance(InstanceAccel),
+}
+
+/// A mesh in its local frame (see "Precision far from the origin"), triangles in BVH order.
+#[derive(Clone, Debug)]
+struct MeshAccel {
+    /// The frame's origin in the scene's space: the centre of the mesh's box.
+    offset: Vec3,
+    /// `tris[i]` is triangle `bvh.prim_ids()[i]`, vertices minus `offset`.
+    tris: Vec<[Vec3; 3]>,
+    bvh: Bvh,
+}
+
+#[derive(Clone, Debug)]
+struct SpheresAccel {
+    bvh: Bvh,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InstanceAccel {
+    object_from_world: Affine3A,
+    /// The inverse transpose of the linear part of `world_from_object`.
+    normal_from_object: Mat3A,
+    /// The transform mirrors (negative determinant): triangle winding flips.
+    mirrored: bool,
+}
+
+/// A BVH of a scene failed [`Bvh::validate`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("BVH of {} is broken: {source}", match .geom { Some(g) => format!("geometry {g}"), None => "the top level".to_string() })]
+pub struct InvalidBvh {
+    /// The geometry whose BVH is broken; `None` for the top level.
+    pub geom: Option<u32>,
+    /// What is broken.
+    pub source: ValidationError,
+}
+
+/// Relative margin added to every top-level box (`2⁻²⁰ ≈ 1e-6` of the box's largest coordinate
+/// magnitude): covers the rounding of transformed instance corners (a 3-term dot product plus a
+/// translation, `γ(4) ≈ 2.4e-7` relative) and of the ray's move into a local or object frame, so the
+/// top-level test never rejects a geometry that the exact test in its own frame would hit.
+pub(crate) const TOP_BOX_PAD: f32 = 1.0 / (1 << 20) as f32;
+
+pub(crate) fn pad_box(b: Aabb) -> Aabb {
+    if b.is_empty() {
+        return b;
+    }
+    let magnitude = b.min.abs().max(b.max.abs()).max_element();
+    let pad = Vec3::splat(magnitude * TOP_BOX_PAD);
+    Aabb::new(b.min - pad, b.max + pad)
+}
+
+impl Scene {
+    /// The world box of everything in the scene.
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
+    }
+
+    /// Number of geometries (ids are `0..num_geometries()`).
+    pub fn num_geometries(&self) -> usize {
+        self.geometries.len()
+    }
+
+    /// Geometry `id`, or `None` when there is none.
+    pub fn geometry(&self, id: u32) -> Option<&Geometry> {
+        self.geometries.get(id as usize)
+    }
+
+    /// The name of geometry `id` (`None` when it has none or does not exist).
+    pub fn geometry_name(&self, id: u32) -> Option<&str> {
+        self.geometry(id)?.name()
+    }
+
+    /// Triangles stored in the scene's meshes (instances are not counted again).
+    pub fn num_triangles(&self) -> usize {
+        self.geometries
+            .iter()
+            .map(|g| match g {
+                Geometry::Mesh(m) => m.num_triangles(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// The BVH settings the scene was built with.
+    pub fn config(&self) -> BuildConfig {
+        self.config
+    }
+
+    /// `true` when some geometry is an [`Instance`].
+    pub fn has_instances(&self) -> bool {
+        self.has_instances
+    }
+
+    /// Statistics of the top-level BVH (over geometries).
+    pub fn top_level_stats(&self) -> BvhStats {
+        self.top.stats()
+    }
+
+    /// Statistics of the BVH of mesh or sphere set `id` (`None` for instances and unknown ids).
+    pub fn geometry_stats(&self, id: u32) -> Option<BvhStats> {
+        match self.accels.get(id as usize)? {
+            Accel::Mesh(m) => Some(m.bvh.stats()),
+            Accel::Spheres(s) => Some(s.bvh.stats()),
+            Accel::Instance(_) => None,
+        }
+    }
+
+    /// Heap bytes of the acceleration data (BVHs and the mesh copies in BVH order), not counting
+    /// the geometries' own vertex and index buffers nor instanced scenes.
+    pub fn accel_memory_bytes(&self) -> usize {
+        let mut bytes = self.top.stats().memory_bytes;
+        for a in &self.accels {
+            bytes += match a {
+                Accel::Mesh(m) => {
+                    m.bvh.stats().memory_bytes
+                        + m.tris.capacity() * std::mem::size_of::<[Vec3; 3]>()
+                }
+                Accel::Spheres(s) => s.bvh.stats().memory_bytes,
+                Accel::Instance(_) => 0,
+            };
+        }
+        bytes
+    }
+
+    /// Runs [`Bvh::validate`] on every BVH of the scene (top level, meshes, sphere sets) against
+    /// boxes recomputed from the geometry.
+    pub fn validate(&self) -> Result<(), InvalidBvh> {
+        self.top
+            .validate(&self.top_boxes)
+            .map_err(|source| InvalidBvh { geom: None, source })?;
+        for (id, (g, a)) in self.geometries.iter().zip(&self.accels).enumerate() {
+            let result = match (g, a) {
+                (Geometry::Mesh(m), Accel::Mesh(acc)) => {
+                    acc.bvh.validate(&mesh_local_boxes(m, acc.offset).0)
+                }
+                (Geometry::Spheres(s), Accel::Spheres(acc)) => acc.bvh.validate(&sphere_boxes(s)),
+                _ => Ok(()),
+            };
+            result.map_err(|source| InvalidBvh {
+                geom: Some(id as u32),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Boxes and centroids of a mesh's triangles in the frame centred at `offset`, plus the local
+/// triangles (original order). Indices must have been checked.
+fn mesh_local_boxes(mesh: &TriMesh, offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>, Vec<[Vec3; 3]>) {
+    let tris: Vec<[Vec3; 3]> = mesh
+        .indices
+        .iter()
+        .map(|t| t.map(|i| mesh.vertices[i as usize] - offset))
+        .collect();
+    let boxes: Vec<Aabb> = tris
+        .iter()
+        .map(|t| Aabb::from_points(t.iter().copied()))
+        .collect();
+    let centroids = boxes.iter().map(Aabb::center).collect();
+    (boxes, centroids, tris)
+}
+
+fn sphere_boxes(s: &Spheres) -> Vec<Aabb> {
+    (0..s.len()).filter_map(|i| s.sphere_bounds(i)).collect()
+}

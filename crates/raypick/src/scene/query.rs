@@ -1,0 +1,367 @@
+//! The public queries: closest hit, any hit, all hits, counts, and their batches.
+
+use std::ops::ControlFlow;
+
+use glam::Vec3;
+
+use super::hit::RawHit;
+use super::traverse::{Collector, Ctx, Mode};
+use super::{Accel, Geometry, Hit, QueryOptions, Scene};
+use crate::geom::triangle::EdgeRule;
+use crate::Ray;
+
+/// Rays per rayon task in the batch queries: large enough to amortize the task, small enough to
+/// balance two cores when some rays are much costlier than others.
+#[cfg(feature = "parallel")]
+const BATCH_CHUNK: usize = 256;
+
+/// A filter and what it needs to build the [`Hit`] it looks at.
+struct Filter<'a> {
+    scene: &'a Scene,
+    ray: &'a Ray,
+    f: &'a (dyn Fn(&Hit) -> bool + Sync),
+}
+
+impl Filter<'_> {
+    fn accepts(filter: &Option<Self>, raw: &RawHit) -> bool {
+        filter
+            .as_ref()
+            .is_none_or(|f| (f.f)(&f.scene.finish(f.ray, raw)))
+    }
+}
+
+struct Closest<'a> {
+    best: Option<RawHit>,
+    t_max: f32,
+    filter: Option<Filter<'a>>,
+}
+
+impl Collector for Closest<'_> {
+    const EDGES: EdgeRule = EdgeRule::Closed;
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+        let better = match &self.best {
+            Some(best) => hit.before(best),
+            None => hit.t <= self.t_max,
+        };
+        if better && Filter::accepts(&self.filter, &hit) {
+            self.best = Some(hit);
+            self.t_max = hit.t;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+struct Any<'a> {
+    found: bool,
+    t_max: f32,
+    filter: Option<Filter<'a>>,
+}
+
+impl Collector for Any<'_> {
+    const EDGES: EdgeRule = EdgeRule::Closed;
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+        if Filter::accepts(&self.filter, &hit) {
+            self.found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+struct All<'a> {
+    hits: Vec<RawHit>,
+    t_max: f32,
+    filter: Option<Filter<'a>>,
+}
+
+impl Collector for All<'_> {
+    const EDGES: EdgeRule = EdgeRule::HalfOpen;
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+        if Filter::accepts(&self.filter, &hit) {
+            self.hits.push(hit);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+struct Count<'a> {
+    count: usize,
+    t_max: f32,
+    filter: Option<Filter<'a>>,
+}
+
+impl Collector for Count<'_> {
+    const EDGES: EdgeRule = EdgeRule::HalfOpen;
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+        if Filter::accepts(&self.filter, &hit) {
+            self.count += 1;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn ctx(opts: &QueryOptions) -> Ctx {
+    Ctx {
+        culling: opts.culling,
+        mask: opts.mask,
+        instance: None,
+        mirrored: false,
+    }
+}
+
+impl Scene {
+    fn filter<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Option<Filter<'a>> {
+        opts.filter.map(|f| Filter {
+            scene: self,
+            ray,
+            f,
+        })
+    }
+
+    fn closest(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Option<Hit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let mut col = Closest {
+            best: None,
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        };
+        let _ = self.visit(ray, &ctx(opts), mode, &mut col);
+        col.best.map(|raw| self.finish(ray, &raw))
+    }
+
+    fn any(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
+        if !ray.is_valid() {
+            return false;
+        }
+        let mut col = Any {
+            found: false,
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        };
+        let _ = self.visit(ray, &ctx(opts), mode, &mut col);
+        col.found
+    }
+
+    fn all(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<Hit> {
+        if !ray.is_valid() {
+            return Vec::new();
+        }
+        let mut col = All {
+            hits: Vec::new(),
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        };
+        let _ = self.visit(ray, &ctx(opts), mode, &mut col);
+        let mut raws = col.hits;
+        raws.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.key().cmp(&b.key())));
+        raws.iter().map(|raw| self.finish(ray, raw)).collect()
+    }
+
+    fn count(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> usize {
+        if !ray.is_valid() {
+            return 0;
+        }
+        let mut col = Count {
+            count: 0,
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        };
+        let _ = self.visit(ray, &ctx(opts), mode, &mut col);
+        col.count
+    }
+
+    /// The closest hit in `[ray.t_min, ray.t_max]` (closed edges; ties to the smallest ids).
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, Ray, SceneBuilder, Spheres};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_spheres(Spheres::new(vec![Vec3::ZERO], vec![1.0]));
+    /// let scene = b.build().unwrap();
+    /// let hit = scene.intersect(&Ray::new(Vec3::new(0.0, 0.0, 4.0), Vec3::NEG_Z)).unwrap();
+    /// assert_eq!((hit.t, hit.point, hit.normal), (3.0, Vec3::Z, Vec3::Z));
+    /// ```
+    pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
+        self.intersect_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::intersect`] with culling, mask and filter.
+    pub fn intersect_with(&self, ray: &Ray, opts: &QueryOptions) -> Option<Hit> {
+        self.closest(ray, opts, Mode::Bvh)
+    }
+
+    /// `true` when anything lies in `[ray.t_min, ray.t_max]` (shadow rays: use a segment).
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        self.occluded_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::occluded`] with culling, mask and filter.
+    pub fn occluded_with(&self, ray: &Ray, opts: &QueryOptions) -> bool {
+        self.any(ray, opts, Mode::Bvh)
+    }
+
+    /// Every crossing in `[ray.t_min, ray.t_max]`, sorted by `t` (half-open edges: a shared edge or
+    /// vertex is crossed once; see the module docs).
+    pub fn intersect_all(&self, ray: &Ray) -> Vec<Hit> {
+        self.intersect_all_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::intersect_all`] with culling, mask and filter.
+    pub fn intersect_all_with(&self, ray: &Ray, opts: &QueryOptions) -> Vec<Hit> {
+        self.all(ray, opts, Mode::Bvh)
+    }
+
+    /// The number of crossings [`Scene::intersect_all`] would report, without building the hits:
+    /// from a point inside a closed mesh it is odd, from outside even.
+    pub fn count_intersections(&self, ray: &Ray) -> usize {
+        self.count_intersections_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::count_intersections`] with culling, mask and filter.
+    pub fn count_intersections_with(&self, ray: &Ray, opts: &QueryOptions) -> usize {
+        self.count(ray, opts, Mode::Bvh)
+    }
+
+    /// [`Scene::intersect_with`] for every ray, on all cores (feature `parallel`); the result is the
+    /// same for any number of threads.
+    pub fn intersect_batch(&self, rays: &[Ray], opts: &QueryOptions) -> Vec<Option<Hit>> {
+        let mut out = vec![None; rays.len()];
+        self.for_each_chunk(rays, &mut out, |ray| self.intersect_with(ray, opts));
+        out
+    }
+
+    /// [`Scene::occluded_with`] for every ray, on all cores (feature `parallel`).
+    pub fn occluded_batch(&self, rays: &[Ray], opts: &QueryOptions) -> Vec<bool> {
+        let mut out = vec![false; rays.len()];
+        self.for_each_chunk(rays, &mut out, |ray| self.occluded_with(ray, opts));
+        out
+    }
+
+    fn for_each_chunk<T: Send>(&self, rays: &[Ray], out: &mut [T], f: impl Fn(&Ray) -> T + Sync) {
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            out.par_chunks_mut(BATCH_CHUNK)
+                .zip(rays.par_chunks(BATCH_CHUNK))
+                .for_each(|(out, rays)| {
+                    for (o, r) in out.iter_mut().zip(rays) {
+                        *o = f(r);
+                    }
+                });
+        }
+        #[cfg(not(feature = "parallel"))]
+        for (o, r) in out.iter_mut().zip(rays) {
+            *o = f(r);
+        }
+    }
+
+    /// The brute-force twin of [`Scene::intersect_with`]: every geometry and primitive, the same
+    /// kernels on the same data, no BVH. The reference the tests hold the BVH to.
+    #[doc(hidden)]
+    pub fn intersect_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> Option<Hit> {
+        self.closest(ray, opts, Mode::BruteForce)
+    }
+
+    /// The brute-force twin of [`Scene::occluded_with`].
+    #[doc(hidden)]
+    pub fn occluded_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> bool {
+        self.any(ray, opts, Mode::BruteForce)
+    }
+
+    /// The brute-force twin of [`Scene::intersect_all_with`].
+    #[doc(hidden)]
+    pub fn intersect_all_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> Vec<Hit> {
+        self.all(ray, opts, Mode::BruteForce)
+    }
+
+    /// The brute-force twin of [`Scene::count_intersections_with`].
+    #[doc(hidden)]
+    pub fn count_intersections_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> usize {
+        self.count(ray, opts, Mode::BruteForce)
+    }
+
+    /// Completes a raw hit (point and normal in world space) for the world ray `ray`.
+    pub(crate) fn finish(&self, ray: &Ray, raw: &RawHit) -> Hit {
+        let placed = raw.instance.and_then(|i| {
+            match (&self.geometries[i as usize], &self.accels[i as usize]) {
+                (Geometry::Instance(g), Accel::Instance(a)) => Some((g, a)),
+                _ => None,
+            }
+        });
+        let (scene, ray_object) = match placed {
+            Some((g, a)) => (
+                &*g.scene,
+                Ray {
+                    origin: a.object_from_world.transform_point3(ray.origin),
+                    dir: a.object_from_world.transform_vector3(ray.dir),
+                    ..*ray
+                },
+            ),
+            None => (self, *ray),
+        };
+        let (point, normal, triangle) = scene.surface(raw, &ray_object);
+        let (point, normal) = match placed {
+            Some((g, a)) => {
+                let n = (a.normal_from_object * normal).normalize_or_zero();
+                let n = if triangle && a.mirrored { -n } else { n };
+                (g.world_from_object.transform_point3(point), n)
+            }
+            None => (point, normal),
+        };
+        Hit {
+            t: raw.t,
+            point,
+            normal,
+            u: raw.u,
+            v: raw.v,
+            prim: raw.prim,
+            geom: raw.geom,
+            instance: raw.instance,
+        }
+    }
+
+    /// Point, unit normal and "is a triangle" of a raw hit in this scene's space.
+    fn surface(&self, raw: &RawHit, ray: &Ray) -> (Vec3, Vec3, bool) {
+        match (
+            &self.geometries[raw.geom as usize],
+            &self.accels[raw.geom as usize],
+        ) {
+            (Geometry::Mesh(m), Accel::Mesh(a)) => {
+                let Some(tri) = m.triangle(raw.prim) else {
+                    return (ray.at(raw.t), Vec3::ZERO, true);
+                };
+                let [l0, l1, l2] = tri.map(|v| v - a.offset);
+                let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
+                let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
+                (a.offset + local, normal, true)
+            }
+            (Geometry::Spheres(s), _) => {
+                let (c, r) = (s.centers[raw.prim as usize], s.radii[raw.prim as usize]);
+                let normal = ((ray.origin - c) + raw.t * ray.dir).normalize_or_zero();
+                (c + r * normal, normal, false)
+            }
+            _ => (ray.at(raw.t), Vec3::ZERO, false),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Animated meshes: [`Scene::update_mesh_vertices`] moves a mesh's vertices and refits its BVH and
+//! the top level, keeping both topologies.
+
+use glam::Vec3;
+
+use super::builder::check_vertices;
+use super::{mesh_local_boxes, pad_box, Accel, BuildError, Geometry, Scene};
+
+impl Scene {
+    /// Replaces the vertices of mesh `geom` (same count, same triangles) and refits: the mesh is
+    /// moved to the frame of its new box centre, its BVH boxes are recomputed bottom-up
+    /// ([`crate::bvh::Bvh::refit`]), and so are the top level's. Queries then see the new vertices.
+    /// Cheaper than a rebuild; the tree's quality degrades if the mesh deforms a lot (rebuild the
+    /// scene then).
+    ///
+    /// # Errors
+    /// [`BuildError::NotAMesh`], [`BuildError::VertexCountMismatch`] or
+    /// [`BuildError::NonFiniteVertex`]; the scene is unchanged then.
+    pub fn update_mesh_vertices(&mut self, geom: u32, vertices: &[Vec3]) -> Result<(), BuildError> {
+        let id = geom as usize;
+        let (Some(g @ Geometry::Mesh(mesh)), Some(Accel::Mesh(_))) =
+            (self.geometries.get(id), self.accels.get(id))
+        else {
+            return Err(BuildError::NotAMesh { geom });
+        };
+        if vertices.len() != mesh.vertices.len() {
+            return Err(BuildError::VertexCountMismatch {
+                geom,
+                name: g.name().unwrap_or_default().to_string(),
+                got: vertices.len(),
+                expected: mesh.vertices.len(),
+            });
+        }
+        check_vertices(geom, g, vertices)?;
+        let (Some(Geometry::Mesh(mesh)), Some(Accel::Mesh(accel))) =
+            (self.geometries.get_mut(id), self.accels.get_mut(id))
+        else {
+            return Err(BuildError::NotAMesh { geom });
+        };
+        mesh.vertices.copy_from_slice(vertices);
+        let bounds = mesh.bounds();
+        accel.offset = if bounds.is_empty() {
+            Vec3::ZERO
+        } else {
+            bounds.center()
+        };
+        let (boxes, _, tris) = mesh_local_boxes(mesh, accel.offset);
+        accel.bvh.refit(&boxes);
+        for (slot, &p) in accel.tris.iter_mut().zip(accel.bvh.prim_ids()) {
+            *slot = tris[p as usize];
+        }
+        // The top level: new world boxes for every listed geometry (only this one changed, but the
+        // list is short and the refit is one pass).
+        let mut world = crate::Aabb::EMPTY;
+        for g in &self.geometries {
+            world = world.union(g.bounds());
+        }
+        self.bounds = world;
+        for (slot, &gid) in self.top_boxes.iter_mut().zip(&self.top_geoms) {
+            *slot = pad_box(self.geometries[gid as usize].bounds());
+        }
+        self.top.refit(&self.top_boxes);
+        Ok(())
+    }
+}

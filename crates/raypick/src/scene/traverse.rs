@@ -1,0 +1,227 @@
+//! The walk shared by every query: top-level BVH → geometry → (instance → placed scene) → mesh or
+//! sphere BVH → kernel, feeding candidate hits to a [`Collector`]. The same walk without BVHs (every
+//! geometry, every primitive, same kernels on the same data) is the brute-force reference.
+
+use std::ops::ControlFlow;
+
+use glam::Vec3;
+
+use super::hit::RawHit;
+use super::{sphere_roots, Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
+use crate::bvh::BvhRay;
+use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
+use crate::Ray;
+
+/// Whether to use the BVHs or test every primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Bvh,
+    BruteForce,
+}
+
+/// Receives candidate hits.
+pub(crate) trait Collector {
+    /// Edge rule for triangles.
+    const EDGES: EdgeRule;
+    /// Hits beyond this `t` cannot matter any more.
+    fn t_max(&self) -> f32;
+    /// A candidate; `Break` stops the walk.
+    fn offer(&mut self, hit: RawHit) -> ControlFlow<()>;
+}
+
+/// Per-query state that changes when entering an instance.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ctx {
+    pub culling: Culling,
+    pub mask: u32,
+    pub instance: Option<u32>,
+    pub mirrored: bool,
+}
+
+impl Scene {
+    /// Walks the scene with `ray` (in this scene's space).
+    pub(crate) fn visit<C: Collector>(
+        &self,
+        ray: &Ray,
+        ctx: &Ctx,
+        mode: Mode,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        match mode {
+            Mode::BruteForce => {
+                for id in 0..self.geometries.len() {
+                    self.visit_geometry(id, ray, ctx, mode, col)?;
+                }
+                ControlFlow::Continue(())
+            }
+            Mode::Bvh => {
+                let t_max = col.t_max();
+                self.top.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
+                    for i in range {
+                        let id = self.top_geoms[self.top.prim_ids()[i] as usize];
+                        self.visit_geometry(id as usize, ray, ctx, mode, col)?;
+                    }
+                    *t_max = col.t_max();
+                    ControlFlow::Continue(())
+                })
+            }
+        }
+    }
+
+    fn visit_geometry<C: Collector>(
+        &self,
+        id: usize,
+        ray: &Ray,
+        ctx: &Ctx,
+        mode: Mode,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        let geom = &self.geometries[id];
+        if geom.mask() & ctx.mask == 0 {
+            return ControlFlow::Continue(());
+        }
+        match (geom, &self.accels[id]) {
+            (Geometry::Mesh(_), Accel::Mesh(m)) => m.visit(ray, id as u32, ctx, mode, col),
+            (Geometry::Spheres(s), Accel::Spheres(a)) => a.visit(s, ray, id as u32, ctx, mode, col),
+            (Geometry::Instance(inst), Accel::Instance(a)) => {
+                let ray_object = Ray {
+                    origin: a.object_from_world.transform_point3(ray.origin),
+                    dir: a.object_from_world.transform_vector3(ray.dir),
+                    ..*ray
+                };
+                let inner = Ctx {
+                    instance: Some(id as u32),
+                    mirrored: a.mirrored,
+                    ..*ctx
+                };
+                inst.scene.visit(&ray_object, &inner, mode, col)
+            }
+            // The builder pairs each geometry with its own kind of accel.
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
+impl MeshAccel {
+    fn visit<C: Collector>(
+        &self,
+        ray: &Ray,
+        geom: u32,
+        ctx: &Ctx,
+        mode: Mode,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        let ray_local = Ray {
+            origin: ray.origin - self.offset,
+            ..*ray
+        };
+        let wray = WatertightRay::new(&ray_local);
+        // A mirroring instance flips the winding: what the kernel calls a front face in object space
+        // is a back face of the world-space copy.
+        let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
+        let culling = ctx.culling;
+        let test = |i: usize| -> Option<TriHit> {
+            let [a, b, c] = self.tris[i];
+            if cull_object_front {
+                if wray.intersect(a, b, c, Culling::Back, C::EDGES).is_some() {
+                    return None;
+                }
+                wray.intersect(a, b, c, Culling::None, C::EDGES)
+            } else {
+                wray.intersect(a, b, c, culling, C::EDGES)
+            }
+        };
+        let prim_ids = self.bvh.prim_ids();
+        let raw = |i: usize, h: TriHit| RawHit {
+            t: h.t,
+            u: h.u,
+            v: h.v,
+            prim: prim_ids[i],
+            geom,
+            instance: ctx.instance,
+        };
+        match mode {
+            Mode::BruteForce => {
+                for i in 0..self.tris.len() {
+                    if let Some(h) = test(i) {
+                        col.offer(raw(i, h))?;
+                    }
+                }
+                ControlFlow::Continue(())
+            }
+            Mode::Bvh => {
+                let t_max = col.t_max();
+                self.bvh
+                    .traverse(&BvhRay::new(&ray_local), t_max, |range, t_max| {
+                        for i in range {
+                            if let Some(h) = test(i) {
+                                if h.t <= *t_max {
+                                    col.offer(raw(i, h))?;
+                                }
+                            }
+                        }
+                        *t_max = col.t_max();
+                        ControlFlow::Continue(())
+                    })
+            }
+        }
+    }
+}
+
+impl SpheresAccel {
+    fn visit<C: Collector>(
+        &self,
+        spheres: &Spheres,
+        ray: &Ray,
+        geom: u32,
+        ctx: &Ctx,
+        mode: Mode,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        let test = |prim: u32, col: &mut C| -> ControlFlow<()> {
+            let (center, radius): (Vec3, f32) =
+                (spheres.centers[prim as usize], spheres.radii[prim as usize]);
+            let Some([t0, t1]) = sphere_roots(ray.origin, ray.dir, center, radius) else {
+                return ControlFlow::Continue(());
+            };
+            // t0 is where the ray enters (front), t1 where it leaves (back).
+            let roots: &[f32] = if ctx.culling == Culling::Back {
+                &[t0]
+            } else {
+                &[t0, t1]
+            };
+            for &t in roots {
+                if t >= ray.t_min && t <= ray.t_max {
+                    col.offer(RawHit {
+                        t,
+                        u: 0.0,
+                        v: 0.0,
+                        prim,
+                        geom,
+                        instance: ctx.instance,
+                    })?;
+                }
+            }
+            ControlFlow::Continue(())
+        };
+        match mode {
+            Mode::BruteForce => {
+                for prim in 0..spheres.len() as u32 {
+                    test(prim, col)?;
+                }
+                ControlFlow::Continue(())
+            }
+            Mode::Bvh => {
+                let t_max = col.t_max();
+                let prim_ids = self.bvh.prim_ids();
+                self.bvh.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
+                    for i in range {
+                        test(prim_ids[i], col)?;
+                    }
+                    *t_max = col.t_max();
+                    ControlFlow::Continue(())
+                })
+            }
+        }
+    }
+}
