@@ -8,6 +8,8 @@
 //! | [`unproject`](mod@unproject) | [`unproject`](fn@unproject) / [`project`] (= `gluUnProject`, `D3DXVec3Unproject`) |
 //! | [`view`] | [`Camera`]: look-at, framing of bounds, pixel rays |
 //! | [`orbit`] | [`Orbit`]: yaw / pitch / distance around a target |
+//! | [`pick`](mod@pick) | [`pick`](fn@pick), [`pick_with_tolerance`], [`pick_rect`] (marquee selection) |
+//! | [`frustum`] | [`Frustum`], [`PixelRect`]: exact triangle / sphere vs sub-frustum tests |
 //!
 //! ## Conventions
 //! - Matrices are glam's: column-major, column vectors, named `b_from_a` (`clip_from_view`,
@@ -20,13 +22,17 @@
 //!   end at the far plane (`t_max`, `∞` for infinite projections).
 //! - Unprojection is computed in f64 and rounded once to f32.
 
+pub mod frustum;
 pub mod orbit;
+pub mod pick;
 pub mod projection;
 pub mod unproject;
 pub mod view;
 pub mod viewport;
 
+pub use frustum::{Frustum, PixelRect};
 pub use orbit::Orbit;
+pub use pick::{pick, pick_rect, pick_rect_with, pick_with, pick_with_tolerance, Pick};
 pub use projection::{ClipSpace, DepthOrder, Projection};
 pub use unproject::{d3dx_project, d3dx_unproject, glu_project, glu_unproject, project, unproject};
 pub use view::Camera;
