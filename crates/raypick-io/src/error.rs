@@ -189,12 +189,30 @@ pub enum LoadError {
         /// The format the file was read as.
         format: Format,
     },
+    /// The scene could not be built from the parsed model (the parsers validate indices and
+    /// coordinates, so this means the model was changed or built by hand).
+    #[error("{source_name}: building the scene failed: {error}")]
+    Scene {
+        /// The file.
+        source_name: Source,
+        /// The scene builder's error.
+        #[source]
+        error: raypick::BuildError,
+    },
+    /// A hand-built [`crate::Model`] is inconsistent (an instance names a mesh that does not exist).
+    #[error("invalid model: {message}")]
+    InvalidModel {
+        /// What is inconsistent.
+        message: String,
+    },
 }
 
 impl LoadError {
     /// The source this error is about.
     pub fn source_name(&self) -> &Source {
+        static NONE: Source = Source(None);
         match self {
+            LoadError::InvalidModel { .. } => &NONE,
             LoadError::Io { source_name, .. }
             | LoadError::Empty { source_name }
             | LoadError::UnknownFormat { source_name, .. }
@@ -204,7 +222,8 @@ impl LoadError {
             | LoadError::NonFinite { source_name, .. }
             | LoadError::MissingBuffer { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
-            | LoadError::NoTriangles { source_name, .. } => source_name,
+            | LoadError::NoTriangles { source_name, .. }
+            | LoadError::Scene { source_name, .. } => source_name,
         }
     }
 
@@ -224,6 +243,7 @@ impl LoadError {
     /// The same error naming `path` as its source (the per-format parsers on bytes say `<memory>`).
     pub fn with_path(mut self, path: &Path) -> Self {
         let name = match &mut self {
+            LoadError::InvalidModel { .. } => return self,
             LoadError::Io { source_name, .. }
             | LoadError::Empty { source_name }
             | LoadError::UnknownFormat { source_name, .. }
@@ -233,7 +253,8 @@ impl LoadError {
             | LoadError::NonFinite { source_name, .. }
             | LoadError::MissingBuffer { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
-            | LoadError::NoTriangles { source_name, .. } => source_name,
+            | LoadError::NoTriangles { source_name, .. }
+            | LoadError::Scene { source_name, .. } => source_name,
         };
         *name = Source(Some(path.to_path_buf()));
         self

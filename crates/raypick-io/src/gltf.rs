@@ -1,0 +1,510 @@
+//! glTF 2.0, JSON (`.gltf`, buffers embedded as data URIs or in external files) and binary (`.glb`).
+//!
+//! The `gltf` crate parses and validates the document (JSON syntax, GLB chunks, every index
+//! reference). This module walks the default scene and reads the geometry itself:
+//! - **Scene**: the document's `scene`, or the first scene when it has none; a file without any
+//!   scene uses every root node (a node that is no other node's child).
+//! - **Nodes**: the hierarchy is flattened; every node that references a mesh becomes one
+//!   [`InstanceData`] whose `world_from_object` is the product of its ancestors' and its own
+//!   transforms (`matrix`, or `translation · rotation · scale`). A node reached twice (a cycle, or
+//!   two parents) is an error, as the specification forbids it.
+//! - **Meshes** are shared: a mesh used by several nodes is converted once and instanced. All
+//!   triangle primitives of a mesh go into one [`MeshData`], in primitive order, each primitive's
+//!   vertices appended after the previous one's.
+//! - **Primitives**: modes `TRIANGLES`, `TRIANGLE_STRIP` and `TRIANGLE_FAN` (with the
+//!   specification's vertex orders), indexed or not. `POINTS` and `LINES*` primitives are skipped
+//!   with a line in [`Model::notes`].
+//! - **Skins**: a skinned mesh is placed in its bind pose: the `POSITION` data as stored, placed by
+//!   its node's world transform; joints, weights and animations are ignored (a note says so).
+//!   Morph targets are ignored too: the base positions are used.
+//!
+//! # Why the accessors are read here
+//! `gltf`'s accessor reader computes `count - 1` and `offset + stride · (count - 1)` without
+//! checked arithmetic (a zero or huge count panics or overflows) and slices the buffer without a
+//! length check against the declared `byteLength`, so a crafted file can make it panic. Positions
+//! (`VEC3` of `f32`) and indices (`u8`/`u16`/`u32` scalars) are simple enough to read here with every
+//! bound checked. Sparse accessors and quantized positions (`KHR_mesh_quantization`) are reported
+//! as [`LoadError::Unsupported`].
+
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use glam::{Affine3A, Mat4, Vec3};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::mesh::{Mode, Semantic};
+
+use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::model::{InstanceData, MeshData, Model};
+
+/// How to read a glTF file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GltfOptions {
+    /// The folder external buffers (`"uri": "scene.bin"`) are relative to: the `.gltf` file's
+    /// folder. [`crate::load`] sets it; when it is `None`, a file with external buffers fails with
+    /// [`LoadError::MissingBuffer`].
+    pub base_dir: Option<PathBuf>,
+}
+
+const E: Err = Err {
+    format: Format::Gltf,
+};
+
+/// Required extensions that change nothing about positions, indices or transforms.
+const GEOMETRY_NEUTRAL_EXTENSIONS: &[&str] = &[
+    "KHR_materials_",
+    "KHR_texture_",
+    "EXT_texture_",
+    "KHR_lights_punctual",
+];
+
+fn pointer(parts: &[&dyn std::fmt::Display]) -> Location {
+    let mut text = String::new();
+    for part in parts {
+        text.push('/');
+        text.push_str(&part.to_string());
+    }
+    Location::Json(text)
+}
+
+/// Parses a glTF (JSON) or GLB file into a [`Model`]: the meshes of the default scene and one
+/// instance per node that references a mesh.
+///
+/// ```
+/// // One triangle, positions in an embedded buffer (3 × VEC3 f32 = 36 bytes).
+/// let json = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+///   "nodes":[{"mesh":0,"name":"tri","translation":[0,0,5]}],
+///   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+///   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3"}],
+///   "bufferViews":[{"buffer":0,"byteLength":36}],
+///   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
+/// let model = raypick_io::gltf::parse(json.as_bytes(), &Default::default()).unwrap();
+/// assert_eq!(model.instances[0].name, "tri");
+/// assert_eq!(model.meshes[0].triangles, vec![[0, 1, 2]]);
+/// ```
+pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(LoadError::Empty {
+            source_name: Source::default(),
+        });
+    }
+    check_glb_header(bytes)?;
+    let gltf = gltf::Gltf::from_slice(bytes).map_err(map_gltf_error)?;
+    let document = &gltf.document;
+
+    for (i, extension) in document.extensions_required().enumerate() {
+        if !GEOMETRY_NEUTRAL_EXTENSIONS
+            .iter()
+            .any(|prefix| extension.starts_with(prefix))
+        {
+            return Err(E.unsupported(
+                pointer(&[&"extensionsRequired", &i]),
+                format!("required extension {extension}"),
+            ));
+        }
+    }
+
+    let buffers = load_buffers(document, gltf.blob.as_deref(), options)?;
+    let mut model = Model::default();
+    // glTF mesh index -> index into model.meshes, filled when a node first uses the mesh.
+    let mut mesh_slots: Vec<Option<usize>> = vec![None; document.meshes().len()];
+    let mut visited = vec![false; document.nodes().len()];
+
+    let roots: Vec<gltf::Node> = match document
+        .default_scene()
+        .or_else(|| document.scenes().next())
+    {
+        Some(scene) => scene.nodes().collect(),
+        None => {
+            let mut is_child = vec![false; document.nodes().len()];
+            for node in document.nodes() {
+                for child in node.children() {
+                    is_child[child.index()] = true;
+                }
+            }
+            document
+                .nodes()
+                .filter(|node| !is_child[node.index()])
+                .collect()
+        }
+    };
+    let mut stack: Vec<(gltf::Node, Mat4)> = roots
+        .into_iter()
+        .rev()
+        .map(|node| (node, Mat4::IDENTITY))
+        .collect();
+    while let Some((node, parent_world)) = stack.pop() {
+        let index = node.index();
+        if std::mem::replace(&mut visited[index], true) {
+            return Err(E.malformed(
+                pointer(&[&"nodes", &index]),
+                "the node is reached twice in the hierarchy (a cycle, or two parents)",
+            ));
+        }
+        let local = Mat4::from_cols_array_2d(&node.transform().matrix());
+        if let Some(bad) = local.to_cols_array().into_iter().find(|v| !v.is_finite()) {
+            return Err(E.non_finite(pointer(&[&"nodes", &index]), f64::from(bad)));
+        }
+        // The bottom row of an affine matrix; exporters write these exactly, and 1e-6 absorbs
+        // the rounding of a value printed with 7 significant digits.
+        let row = local.row(3);
+        if row.truncate().abs().max_element() > 1e-6 || (row.w - 1.0).abs() > 1e-6 {
+            return Err(E.malformed(
+                pointer(&[&"nodes", &index, &"matrix"]),
+                format!("the matrix is not affine: its last row is {row}"),
+            ));
+        }
+        let world = parent_world * local;
+        if let Some(mesh) = node.mesh() {
+            let slot = match mesh_slots[mesh.index()] {
+                Some(slot) => slot,
+                None => {
+                    let converted = convert_mesh(&mesh, &buffers, &mut model.notes)?;
+                    model.meshes.push(converted);
+                    mesh_slots[mesh.index()] = Some(model.meshes.len() - 1);
+                    model.meshes.len() - 1
+                }
+            };
+            if node.skin().is_some() {
+                model.notes.push(format!(
+                    "node {index}: skin ignored, mesh {} placed in its bind pose by the node transform",
+                    mesh.index()
+                ));
+            }
+            model.instances.push(InstanceData {
+                name: node
+                    .name()
+                    .map_or_else(|| format!("node {index}"), str::to_owned),
+                mesh: slot,
+                world_from_object: Affine3A::from_mat4(world),
+            });
+        }
+        for child in node.children().collect::<Vec<_>>().into_iter().rev() {
+            stack.push((child, world));
+        }
+    }
+    if model.num_triangles_in_world() == 0 {
+        return Err(E.no_triangles());
+    }
+    Ok(model)
+}
+
+/// `gltf`'s GLB reader subtracts the 12-byte header size from the declared length unchecked
+/// (a panic in debug builds for a length below 12): check the header before handing it over.
+fn check_glb_header(bytes: &[u8]) -> Result<(), LoadError> {
+    if !bytes.starts_with(b"glTF") {
+        return Ok(());
+    }
+    if bytes.len() < 12 {
+        return Err(E.truncated(
+            Location::Byte(bytes.len() as u64),
+            "a GLB header is 12 bytes",
+        ));
+    }
+    let version = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+    if version != 2 {
+        return Err(E.unsupported(Location::Byte(4), format!("GLB version {version}")));
+    }
+    let length = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+    if length < 12 {
+        return Err(E.malformed(
+            Location::Byte(8),
+            format!("the GLB length {length} is shorter than its header"),
+        ));
+    }
+    if length > bytes.len() {
+        return Err(E.truncated(
+            Location::Byte(bytes.len() as u64),
+            format!(
+                "the GLB header says {length} bytes, the file has {}",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn map_gltf_error(error: gltf::Error) -> LoadError {
+    match error {
+        gltf::Error::Deserialize(json) => E.malformed(
+            Location::LineColumn(json.line(), json.column()),
+            json.to_string(),
+        ),
+        gltf::Error::Validation(errors) => {
+            let (path, what) = errors
+                .first()
+                .map(|(path, what)| (path.to_string(), what.to_string()))
+                .unwrap_or_default();
+            // `gltf` paths read `meshes[0].primitives[1]`; say it as a JSON pointer.
+            let json_pointer = format!(
+                "/{}",
+                path.replace('[', "/").replace(']', "").replace('.', "/")
+            );
+            E.malformed(
+                Location::Json(json_pointer),
+                format!("{what} ({} problem(s) in all)", errors.len()),
+            )
+        }
+        gltf::Error::Binary(binary) => E.malformed(Location::Byte(0), format!("GLB: {binary}")),
+        other => E.malformed(Location::File, other.to_string()),
+    }
+}
+
+fn load_buffers(
+    document: &gltf::Document,
+    blob: Option<&[u8]>,
+    options: &GltfOptions,
+) -> Result<Vec<Vec<u8>>, LoadError> {
+    let mut buffers = Vec::new();
+    for buffer in document.buffers() {
+        let location = pointer(&[&"buffers", &buffer.index()]);
+        let data = match buffer.source() {
+            gltf::buffer::Source::Bin => blob
+                .ok_or_else(|| {
+                    E.malformed(
+                        location.clone(),
+                        "the buffer refers to a GLB BIN chunk, there is none",
+                    )
+                })?
+                .to_vec(),
+            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+                let (_, encoded) = uri.split_once(";base64,").ok_or_else(|| {
+                    E.unsupported(location.clone(), "a data URI that is not base64")
+                })?;
+                base64::engine::general_purpose::STANDARD
+                    .decode(encoded)
+                    .map_err(|error| E.malformed(location.clone(), format!("base64: {error}")))?
+            }
+            gltf::buffer::Source::Uri(uri) => {
+                let missing = |error: std::io::Error| LoadError::MissingBuffer {
+                    source_name: Source::default(),
+                    location: location.clone(),
+                    uri: uri.to_owned(),
+                    error,
+                };
+                let Some(base_dir) = &options.base_dir else {
+                    return Err(missing(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no base folder to resolve it against (parsed from memory)",
+                    )));
+                };
+                // Relative URIs only; `%20` is the one escape exporters commonly write.
+                let relative = uri.replace("%20", " ");
+                if relative.contains("://") || std::path::Path::new(&relative).is_absolute() {
+                    return Err(
+                        E.unsupported(location, format!("the buffer URI `{uri}` is not relative"))
+                    );
+                }
+                std::fs::read(base_dir.join(relative)).map_err(missing)?
+            }
+        };
+        if data.len() < buffer.length() {
+            return Err(E.truncated(
+                location,
+                format!(
+                    "byteLength is {}, the data has {} bytes",
+                    buffer.length(),
+                    data.len()
+                ),
+            ));
+        }
+        buffers.push(data);
+    }
+    Ok(buffers)
+}
+
+/// The bytes of an accessor's elements: `(data, stride, count)` with every range checked, where
+/// element `i` starts at `data[i * stride]` and is `element_size` bytes long.
+fn accessor_bytes<'b>(
+    accessor: &gltf::Accessor,
+    element_size: usize,
+    buffers: &'b [Vec<u8>],
+) -> Result<(&'b [u8], usize, usize), LoadError> {
+    let location = pointer(&[&"accessors", &accessor.index()]);
+    if accessor.sparse().is_some() {
+        return Err(E.unsupported(location, "sparse accessors"));
+    }
+    let count = accessor.count();
+    let Some(view) = accessor.view() else {
+        return Err(E.unsupported(location, "an accessor without a bufferView"));
+    };
+    if count == 0 {
+        return Ok((&[], element_size, 0));
+    }
+    let stride = view.stride().unwrap_or(element_size);
+    if stride < element_size {
+        return Err(E.malformed(
+            pointer(&[&"bufferViews", &view.index(), &"byteStride"]),
+            format!("byteStride {stride} is smaller than the element size {element_size}"),
+        ));
+    }
+    let buffer = &buffers[view.buffer().index()];
+    let view_end = view.offset().checked_add(view.length());
+    let view_bytes = view_end
+        .and_then(|end| buffer.get(view.offset()..end))
+        .ok_or_else(|| {
+            E.truncated(
+                pointer(&[&"bufferViews", &view.index()]),
+                format!("the view ends past its buffer ({} bytes)", buffer.len()),
+            )
+        })?;
+    let needed = stride
+        .checked_mul(count - 1)
+        .and_then(|n| n.checked_add(element_size))
+        .and_then(|n| n.checked_add(accessor.offset()));
+    match needed {
+        Some(end) if end <= view_bytes.len() => {
+            Ok((&view_bytes[accessor.offset()..end], stride, count))
+        }
+        _ => Err(E.truncated(
+            location,
+            format!(
+                "{count} elements at offset {} with stride {stride} do not fit the {}-byte view",
+                accessor.offset(),
+                view_bytes.len()
+            ),
+        )),
+    }
+}
+
+fn read_positions(accessor: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<Vec<Vec3>, LoadError> {
+    let location = pointer(&[&"accessors", &accessor.index()]);
+    if accessor.data_type() != DataType::F32 || accessor.dimensions() != Dimensions::Vec3 {
+        return Err(E.unsupported(
+            location,
+            format!(
+                "POSITION as {:?} {:?} (only VEC3 of f32 is read)",
+                accessor.dimensions(),
+                accessor.data_type()
+            ),
+        ));
+    }
+    let (data, stride, count) = accessor_bytes(accessor, 12, buffers)?;
+    let mut positions = Vec::with_capacity(count);
+    for i in 0..count {
+        let element = &data[i * stride..i * stride + 12];
+        let mut p = [0.0f32; 3];
+        for (axis, value) in p.iter_mut().enumerate() {
+            let b = &element[axis * 4..axis * 4 + 4];
+            *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if !value.is_finite() {
+                return Err(E.non_finite(location, f64::from(*value)));
+            }
+        }
+        positions.push(Vec3::from_array(p));
+    }
+    Ok(positions)
+}
+
+fn read_indices(accessor: &gltf::Accessor, buffers: &[Vec<u8>]) -> Result<Vec<u32>, LoadError> {
+    let location = pointer(&[&"accessors", &accessor.index()]);
+    let size = match accessor.data_type() {
+        DataType::U8 => 1,
+        DataType::U16 => 2,
+        DataType::U32 => 4,
+        other => {
+            return Err(E.malformed(location, format!("indices of type {other:?}")));
+        }
+    };
+    if accessor.dimensions() != Dimensions::Scalar {
+        return Err(E.malformed(location, "indices must be SCALAR"));
+    }
+    let (data, stride, count) = accessor_bytes(accessor, size, buffers)?;
+    Ok((0..count)
+        .map(|i| {
+            let b = &data[i * stride..i * stride + size];
+            match size {
+                1 => u32::from(b[0]),
+                2 => u32::from(u16::from_le_bytes([b[0], b[1]])),
+                _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            }
+        })
+        .collect())
+}
+
+fn convert_mesh(
+    mesh: &gltf::Mesh,
+    buffers: &[Vec<u8>],
+    notes: &mut Vec<String>,
+) -> Result<MeshData, LoadError> {
+    let mut out = MeshData {
+        name: mesh
+            .name()
+            .map_or_else(|| format!("mesh {}", mesh.index()), str::to_owned),
+        vertices: Vec::new(),
+        triangles: Vec::new(),
+    };
+    for primitive in mesh.primitives() {
+        let location = || pointer(&[&"meshes", &mesh.index(), &"primitives", &primitive.index()]);
+        let mode = primitive.mode();
+        if !matches!(
+            mode,
+            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+        ) {
+            notes.push(format!(
+                "mesh {} primitive {}: {mode:?} skipped (not triangles)",
+                mesh.index(),
+                primitive.index()
+            ));
+            continue;
+        }
+        if primitive.morph_targets().next().is_some() {
+            notes.push(format!(
+                "mesh {} primitive {}: morph targets ignored (base positions used)",
+                mesh.index(),
+                primitive.index()
+            ));
+        }
+        let positions = primitive
+            .get(&Semantic::Positions)
+            .ok_or_else(|| E.malformed(location(), "the primitive has no POSITION attribute"))?;
+        let positions = read_positions(&positions, buffers)?;
+        let indices = match primitive.indices() {
+            Some(accessor) => {
+                let indices = read_indices(&accessor, buffers)?;
+                if let Some(&bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
+                    return Err(E.index(
+                        pointer(&[&"accessors", &accessor.index()]),
+                        i64::from(bad),
+                        positions.len(),
+                    ));
+                }
+                indices
+            }
+            None => (0..positions.len() as u32).collect(),
+        };
+        let base = out.vertices.len() as u32;
+        let triangle = |a: u32, b: u32, c: u32| [base + a, base + b, base + c];
+        match mode {
+            Mode::Triangles => {
+                if indices.len() % 3 != 0 {
+                    return Err(E.malformed(
+                        location(),
+                        format!("{} indices is not a multiple of 3", indices.len()),
+                    ));
+                }
+                out.triangles
+                    .extend(indices.chunks_exact(3).map(|t| triangle(t[0], t[1], t[2])));
+            }
+            // glTF 2.0 §3.7.2.1: strip triangle i is (v_i, v_{i+1+i%2}, v_{i+2-i%2}).
+            Mode::TriangleStrip => {
+                out.triangles
+                    .extend(indices.windows(3).enumerate().map(|(i, w)| {
+                        if i % 2 == 0 {
+                            triangle(w[0], w[1], w[2])
+                        } else {
+                            triangle(w[0], w[2], w[1])
+                        }
+                    }))
+            }
+            // glTF 2.0 §3.7.2.1: fan triangle i is (v_{i+1}, v_{i+2}, v_0).
+            _ => {
+                if let Some(&first) = indices.first() {
+                    out.triangles
+                        .extend(indices[1..].windows(2).map(|w| triangle(w[0], w[1], first)));
+                }
+            }
+        }
+        out.vertices.extend(positions);
+    }
+    Ok(out)
+}

@@ -1,0 +1,137 @@
+//! From a parsed [`Model`] to a [`raypick::Scene`], keeping names so a pick can say "Wheels".
+//!
+//! # Layout of the built scene
+//! - A model without instances (OBJ, PLY, STL): mesh `i` is top-level geometry `i`, named by the
+//!   mesh. A hit has `geom` = mesh index and `instance = None`.
+//! - A model with instances (glTF): each mesh that is used becomes a small scene of its own
+//!   (geometry 0, named by the mesh), shared through an `Arc`; instance `j` is top-level geometry
+//!   `j`, named by the node. A hit has `instance = Some(j)` and `geom = 0`.
+//!
+//! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
+
+use std::sync::Arc;
+
+use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh};
+
+use crate::error::{Format, LoadError, Source};
+use crate::model::Model;
+
+/// A loaded file: the scene to cast rays at, and what each of its geometries is.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The scene, ready for queries.
+    pub scene: Scene,
+    /// The format the file was read as.
+    pub format: Format,
+    /// For each top-level geometry id: its name (OBJ group, STL solid, glTF node name).
+    pub geometry_names: Vec<String>,
+    /// For each top-level geometry id: the index of the mesh it shows, into [`Self::mesh_names`].
+    pub geometry_mesh: Vec<usize>,
+    /// For each mesh of the model: its name (for glTF, the mesh name, shared by its instances).
+    pub mesh_names: Vec<String>,
+    /// Things that were deliberately left out while reading (see [`Model::notes`]).
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// The top-level geometry a hit belongs to: its instance for instanced geometry, else its geometry.
+    pub fn top_level_of(&self, hit: &Hit) -> u32 {
+        hit.instance.unwrap_or(hit.geom)
+    }
+
+    /// The name of what the hit struck (an OBJ group, a glTF node, …).
+    pub fn name_of(&self, hit: &Hit) -> Option<&str> {
+        self.geometry_names
+            .get(self.top_level_of(hit) as usize)
+            .map(String::as_str)
+    }
+
+    /// The index of the model mesh the hit struck.
+    pub fn mesh_of(&self, hit: &Hit) -> Option<usize> {
+        self.geometry_mesh
+            .get(self.top_level_of(hit) as usize)
+            .copied()
+    }
+
+    /// The top-level geometry ids with this name (OBJ groups and glTF nodes need not be unique).
+    pub fn geometries_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = u32> + 'a {
+        self.geometry_names
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| *n == name)
+            .map(|(id, _)| id as u32)
+    }
+}
+
+impl Model {
+    /// Builds the scene (see the module docs for its layout), consuming the model.
+    pub fn into_loaded(self, format: Format) -> Result<Loaded, LoadError> {
+        let wrap = |error: BuildError| LoadError::Scene {
+            source_name: Source::default(),
+            error,
+        };
+        let mesh_names: Vec<String> = self.meshes.iter().map(|m| m.name.clone()).collect();
+        let mut builder = SceneBuilder::new();
+        let (geometry_names, geometry_mesh) = if self.instances.is_empty() {
+            for mesh in self.meshes {
+                let id = builder
+                    .add_mesh(TriMesh::new(mesh.vertices, mesh.triangles).with_name(mesh.name));
+                debug_assert_eq!(id as usize + 1, builder.num_geometries());
+            }
+            (mesh_names.clone(), (0..mesh_names.len()).collect())
+        } else {
+            let mut used = vec![false; self.meshes.len()];
+            for (index, instance) in self.instances.iter().enumerate() {
+                let Some(flag) = used.get_mut(instance.mesh) else {
+                    return Err(LoadError::InvalidModel {
+                        message: format!(
+                            "instance {index} ({:?}) uses mesh {}, the model has {}",
+                            instance.name,
+                            instance.mesh,
+                            mesh_names.len()
+                        ),
+                    });
+                };
+                *flag = true;
+            }
+            let mut sub_scenes: Vec<Option<Arc<Scene>>> = Vec::with_capacity(self.meshes.len());
+            for (mesh, used) in self.meshes.into_iter().zip(used) {
+                sub_scenes.push(if used {
+                    let mut sub = SceneBuilder::new();
+                    sub.add_mesh(TriMesh::new(mesh.vertices, mesh.triangles).with_name(mesh.name));
+                    Some(Arc::new(sub.build().map_err(wrap)?))
+                } else {
+                    None
+                });
+            }
+            let mut names = Vec::with_capacity(self.instances.len());
+            let mut meshes = Vec::with_capacity(self.instances.len());
+            for instance in self.instances {
+                // Every instanced mesh was checked and built above.
+                let Some(Some(sub)) = sub_scenes.get(instance.mesh) else {
+                    continue;
+                };
+                let id = builder.add_instance(Arc::clone(sub), instance.world_from_object);
+                builder.set_name(id, instance.name.clone());
+                names.push(instance.name);
+                meshes.push(instance.mesh);
+            }
+            (names, meshes)
+        };
+        Ok(Loaded {
+            scene: builder.build().map_err(wrap)?,
+            format,
+            geometry_names,
+            geometry_mesh,
+            mesh_names,
+            notes: self.notes,
+        })
+    }
+
+    /// Builds the scene from a copy of the model (see [`Model::into_loaded`]).
+    pub fn to_scene(&self) -> Result<Scene, LoadError> {
+        self.clone()
+            .into_loaded(Format::Obj)
+            .map(|loaded| loaded.scene)
+    }
+}
