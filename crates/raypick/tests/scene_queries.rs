@@ -1,0 +1,907 @@
+//! Scene queries against references: the brute-force twins (every primitive, same kernels, same
+//! data) for closest/any/all/count with every build preset and option, pre-transformed copies for
+//! instances, parity on closed meshes, the watertight sphere far from the origin, build errors,
+//! NaN rays, batches, precision far from the origin and refit.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use raypick::bvh::BuildConfig;
+use raypick::geom::Culling;
+use raypick::glam::{Affine3A, Quat, Vec3};
+use raypick::scene::sphere_roots;
+use raypick::{BuildError, Hit, QueryOptions, Ray, Scene, SceneBuilder, Spheres, TriMesh};
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+
+fn rand_vec(rng: &mut Pcg64) -> Vec3 {
+    Vec3::new(
+        rng.gen_range(-1.0..1.0),
+        rng.gen_range(-1.0..1.0),
+        rng.gen_range(-1.0..1.0),
+    )
+}
+
+/// `n` random triangles of size about `scale / 10` in the cube of half-side `scale` around `center`.
+fn soup(rng: &mut Pcg64, n: usize, center: Vec3, scale: f32) -> TriMesh {
+    let mut vertices = Vec::with_capacity(3 * n);
+    for _ in 0..n {
+        let p = center + rand_vec(rng) * scale;
+        for _ in 0..3 {
+            vertices.push(p + rand_vec(rng) * scale * 0.1);
+        }
+    }
+    let indices = (0..n as u32)
+        .map(|i| [3 * i, 3 * i + 1, 3 * i + 2])
+        .collect();
+    TriMesh::new(vertices, indices)
+}
+
+/// A closed icosphere (consistent counter-clockwise-outside winding), `subdiv` Loop-style splits.
+fn icosphere(subdiv: u32, center: Vec3, radius: f32) -> TriMesh {
+    let t = (1.0 + 5f32.sqrt()) / 2.0;
+    let mut v: Vec<Vec3> = [
+        (-1.0, t, 0.0),
+        (1.0, t, 0.0),
+        (-1.0, -t, 0.0),
+        (1.0, -t, 0.0),
+        (0.0, -1.0, t),
+        (0.0, 1.0, t),
+        (0.0, -1.0, -t),
+        (0.0, 1.0, -t),
+        (t, 0.0, -1.0),
+        (t, 0.0, 1.0),
+        (-t, 0.0, -1.0),
+        (-t, 0.0, 1.0),
+    ]
+    .iter()
+    .map(|&(x, y, z)| Vec3::new(x, y, z).normalize())
+    .collect();
+    let mut f: Vec<[u32; 3]> = vec![
+        [0, 11, 5],
+        [0, 5, 1],
+        [0, 1, 7],
+        [0, 7, 10],
+        [0, 10, 11],
+        [1, 5, 9],
+        [5, 11, 4],
+        [11, 10, 2],
+        [10, 7, 6],
+        [7, 1, 8],
+        [3, 9, 4],
+        [3, 4, 2],
+        [3, 2, 6],
+        [3, 6, 8],
+        [3, 8, 9],
+        [4, 9, 5],
+        [2, 4, 11],
+        [6, 2, 10],
+        [8, 6, 7],
+        [9, 8, 1],
+    ];
+    for _ in 0..subdiv {
+        let mut mid = std::collections::HashMap::new();
+        let mut midpoint = |a: u32, b: u32, v: &mut Vec<Vec3>| -> u32 {
+            *mid.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                v.push(((v[a as usize] + v[b as usize]) * 0.5).normalize());
+                (v.len() - 1) as u32
+            })
+        };
+        let mut next = Vec::with_capacity(f.len() * 4);
+        for [a, b, c] in f {
+            let ab = midpoint(a, b, &mut v);
+            let bc = midpoint(b, c, &mut v);
+            let ca = midpoint(c, a, &mut v);
+            next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
+        }
+        f = next;
+    }
+    TriMesh::new(v.into_iter().map(|p| center + p * radius).collect(), f)
+}
+
+fn random_scene(rng: &mut Pcg64, scale: f32, config: BuildConfig) -> Scene {
+    let mut b = SceneBuilder::with_config(config);
+    b.add_mesh(soup(rng, 400, Vec3::ZERO, scale));
+    b.add_mesh(soup(rng, 150, Vec3::new(1.5, 0.0, 0.0) * scale, scale * 0.5).with_mask(0b10));
+    b.add_mesh(icosphere(2, Vec3::new(0.0, 1.5, 0.0) * scale, scale * 0.4).with_name("ball mesh"));
+    b.add_mesh(TriMesh::new(vec![], vec![]).with_name("empty"));
+    let n = 60;
+    let centers = (0..n).map(|_| rand_vec(rng) * scale * 1.5).collect();
+    let radii = (0..n).map(|_| rng.gen_range(0.01..0.1) * scale).collect();
+    b.add_spheres(Spheres::new(centers, radii).with_mask(0b01));
+    let scene = b.build().expect("valid random scene");
+    scene.validate().expect("valid BVHs");
+    scene
+}
+
+fn random_ray(rng: &mut Pcg64, scale: f32) -> Ray {
+    let origin = rand_vec(rng) * scale * 3.0;
+    let target = rand_vec(rng) * scale;
+    let dir = (target - origin) * rng.gen_range(0.1..10.0);
+    match rng.gen_range(0..4) {
+        0 => Ray::segment(origin, origin + dir),
+        1 => Ray::line(origin, dir),
+        _ => Ray::new(origin, dir),
+    }
+}
+
+fn skip_every_third(h: &Hit) -> bool {
+    h.prim % 3 != 0
+}
+
+/// The option sets every comparison runs with.
+fn option_sets() -> Vec<QueryOptions<'static>> {
+    vec![
+        QueryOptions::default(),
+        QueryOptions {
+            culling: Culling::Back,
+            ..Default::default()
+        },
+        QueryOptions {
+            mask: 0b01,
+            ..Default::default()
+        },
+        QueryOptions {
+            filter: Some(&skip_every_third),
+            ..Default::default()
+        },
+    ]
+}
+
+/// BVH answers equal brute-force answers exactly (same prim, t, u, v, point, normal, ids).
+fn assert_matches_brute_force(scene: &Scene, ray: &Ray, opts: &QueryOptions) {
+    assert_eq!(
+        scene.intersect_with(ray, opts),
+        scene.intersect_brute_force(ray, opts),
+        "closest, ray {ray:?}, {opts:?}"
+    );
+    assert_eq!(
+        scene.occluded_with(ray, opts),
+        scene.occluded_brute_force(ray, opts)
+    );
+    let all = scene.intersect_all_with(ray, opts);
+    assert_eq!(
+        all,
+        scene.intersect_all_brute_force(ray, opts),
+        "all, ray {ray:?}"
+    );
+    assert!(all.windows(2).all(|w| w[0].t <= w[1].t));
+    assert_eq!(scene.count_intersections_with(ray, opts), all.len());
+    assert_eq!(scene.count_intersections_brute_force(ray, opts), all.len());
+    if let (Some(first), Some(closest)) = (all.first(), scene.intersect_with(ray, opts)) {
+        // Half-open all-hits may drop an edge hit that closed edges keep, never the other way.
+        assert!(closest.t <= first.t);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn bvh_equals_brute_force_on_random_scenes_for_every_preset_and_option() {
+    for (name, config) in BuildConfig::PRESETS {
+        let mut rng = Pcg64::seed_from_u64(100);
+        let scene = random_scene(&mut rng, 1.0, config);
+        let opts = option_sets();
+        let mut hits = 0;
+        for _ in 0..250 {
+            let ray = random_ray(&mut rng, 1.0);
+            for o in &opts {
+                assert_matches_brute_force(&scene, &ray, o);
+            }
+            hits += scene.intersect(&ray).is_some() as usize;
+        }
+        assert!(hits > 50, "{name}: the rays must hit something ({hits})");
+    }
+}
+
+#[test]
+fn bvh_equals_brute_force_over_magnitudes() {
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 16,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[42; 32]),
+    );
+    runner
+        .run(&(-6i32..=6, any::<u64>()), |(exp, seed)| {
+            let scale = 10f32.powi(exp);
+            let mut rng = Pcg64::seed_from_u64(seed);
+            let scene = random_scene(&mut rng, scale, BuildConfig::default());
+            for _ in 0..60 {
+                let ray = random_ray(&mut rng, scale);
+                let opts = QueryOptions::default();
+                prop_assert_eq!(
+                    scene.intersect(&ray),
+                    scene.intersect_brute_force(&ray, &opts)
+                );
+                prop_assert_eq!(
+                    scene.intersect_all(&ray),
+                    scene.intersect_all_brute_force(&ray, &opts)
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn hits_lie_on_the_surface_and_ids_names_and_normals_are_right() {
+    let mut b = SceneBuilder::new();
+    let quad = b.add_mesh(
+        TriMesh::new(
+            vec![
+                Vec3::new(-1.0, -1.0, 0.0),
+                Vec3::new(1.0, -1.0, 0.0),
+                Vec3::new(1.0, 1.0, 0.0),
+                Vec3::new(-1.0, 1.0, 0.0),
+            ],
+            vec![[0, 1, 2], [0, 2, 3]],
+        )
+        .with_name("quad"),
+    );
+    let balls = b.add_spheres(Spheres::new(
+        vec![Vec3::new(0.0, 0.0, -4.0), Vec3::new(3.0, 0.0, 0.0)],
+        vec![1.0, 0.5],
+    ));
+    b.set_name(balls, "balls");
+    let scene = b.build().unwrap();
+    assert_eq!(scene.geometry_name(quad), Some("quad"));
+    assert_eq!(scene.geometry_name(balls), Some("balls"));
+    assert_eq!(scene.geometry_name(9), None);
+    assert_eq!(scene.num_geometries(), 2);
+    assert_eq!(scene.num_triangles(), 2);
+    assert_eq!(scene.bounds().min, Vec3::new(-1.0, -1.0, -5.0));
+
+    // Front of the quad: normal +z, barycentrics weight v1 and v2.
+    let hit = scene
+        .intersect(&Ray::new(
+            Vec3::new(0.5, -0.5, 2.0),
+            Vec3::new(0.0, 0.0, -2.0),
+        ))
+        .unwrap();
+    assert_eq!(
+        (hit.geom, hit.prim, hit.t, hit.instance),
+        (quad, 0, 1.0, None)
+    );
+    assert_eq!(hit.normal, Vec3::Z);
+    assert!((hit.point - Vec3::new(0.5, -0.5, 0.0)).length() < 1e-6);
+    assert!((hit.u - 0.5).abs() < 1e-6 && (hit.v - 0.25).abs() < 1e-6);
+    // Back-face culling from below skips the quad and finds the sphere's front.
+    let up = Ray::new(Vec3::new(0.0, 0.0, -10.0), Vec3::Z);
+    let culled = scene
+        .intersect_with(
+            &up,
+            &QueryOptions {
+                culling: Culling::Back,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!((culled.geom, culled.prim, culled.t), (balls, 0, 5.0));
+    assert_eq!(culled.normal, Vec3::NEG_Z);
+    // From inside the sphere, culling drops the exit and the quad's back: only the quad from above...
+    let inside = Ray::new(Vec3::new(0.0, 0.0, -4.0), Vec3::Z);
+    let h = scene.intersect_with(
+        &inside,
+        &QueryOptions {
+            culling: Culling::Back,
+            ..Default::default()
+        },
+    );
+    assert!(h.is_none(), "{h:?}");
+    let h = scene.intersect(&inside).unwrap();
+    assert_eq!((h.geom, h.t, h.normal), (balls, 1.0, Vec3::Z));
+    // Sphere hits match the kernel.
+    let mut rng = Pcg64::seed_from_u64(8);
+    for _ in 0..200 {
+        // Origins within 1.5 of the sphere's centre: x > 1.5, clear of the quad.
+        let o = Vec3::new(3.0, 0.0, 0.0) + rand_vec(&mut rng).normalize() * 1.5;
+        let d = Vec3::new(3.0, 0.0, 0.0) + rand_vec(&mut rng) * 0.3 - o;
+        let h = scene.intersect(&Ray::new(o, d)).unwrap();
+        let [t0, _] = sphere_roots(o, d, Vec3::new(3.0, 0.0, 0.0), 0.5).unwrap();
+        assert_eq!((h.geom, h.prim, h.t), (balls, 1, t0));
+        assert!(((h.point - Vec3::new(3.0, 0.0, 0.0)).length() - 0.5).abs() < 1e-6);
+        assert!((h.normal.length() - 1.0).abs() < 1e-6 && h.normal.dot(d) < 0.0);
+    }
+}
+
+#[test]
+fn ties_at_equal_t_go_to_the_smallest_ids() {
+    // The same triangle three times (two meshes, and twice within one): the hit is geometry 0, prim 0.
+    let tri = || {
+        TriMesh::new(
+            vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::ZERO, Vec3::X, Vec3::Y],
+            vec![[3, 4, 5], [0, 1, 2]],
+        )
+    };
+    for (_, config) in BuildConfig::PRESETS {
+        let mut b = SceneBuilder::with_config(config);
+        b.add_mesh(tri());
+        b.add_mesh(tri());
+        let scene = b.build().unwrap();
+        let ray = Ray::new(Vec3::new(0.25, 0.25, 1.0), Vec3::NEG_Z);
+        let hit = scene.intersect(&ray).unwrap();
+        assert_eq!((hit.geom, hit.prim), (0, 0));
+        let all = scene.intersect_all(&ray);
+        let ids: Vec<(u32, u32)> = all.iter().map(|h| (h.geom, h.prim)).collect();
+        assert_eq!(ids, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instances
+
+/// A transform with rotation, non-uniform scale (mirrored when `mirror`) and translation.
+fn transform(rng: &mut Pcg64, mirror: bool) -> Affine3A {
+    let axis = rand_vec(rng).normalize();
+    let rot = Quat::from_axis_angle(axis, rng.gen_range(0.0..std::f32::consts::TAU));
+    let mut scale = Vec3::new(
+        rng.gen_range(0.3..3.0),
+        rng.gen_range(0.3..3.0),
+        rng.gen_range(0.3..3.0),
+    );
+    if mirror {
+        scale.x = -scale.x;
+    }
+    Affine3A::from_scale_rotation_translation(scale, rot, rand_vec(rng) * 8.0)
+}
+
+#[test]
+fn instances_agree_with_pre_transformed_copies() {
+    let mut rng = Pcg64::seed_from_u64(200);
+    let meshes = [
+        soup(&mut rng, 200, Vec3::ZERO, 1.0),
+        icosphere(2, Vec3::new(2.0, 0.0, 0.0), 0.7),
+    ];
+    let mut part = SceneBuilder::new();
+    for m in &meshes {
+        part.add_mesh(m.clone());
+    }
+    let part = Arc::new(part.build().unwrap());
+    let transforms: Vec<Affine3A> = (0..6).map(|i| transform(&mut rng, i % 2 == 1)).collect();
+
+    let mut inst = SceneBuilder::new();
+    let mut flat = SceneBuilder::new();
+    // flat geometry id = 2 * instance + mesh
+    for xf in &transforms {
+        inst.add_instance(part.clone(), *xf);
+        for m in &meshes {
+            let v = m
+                .vertices()
+                .iter()
+                .map(|&p| xf.transform_point3(p))
+                .collect();
+            flat.add_mesh(TriMesh::new(v, m.indices().to_vec()));
+        }
+    }
+    let inst = inst.build().unwrap();
+    let flat = flat.build().unwrap();
+    inst.validate().unwrap();
+    assert!(inst.has_instances());
+    assert_eq!(inst.num_triangles(), 0);
+
+    let mut compared = 0;
+    for k in 0..1500 {
+        let i = rng.gen_range(0..transforms.len());
+        let m = rng.gen_range(0..2);
+        let p = rng.gen_range(0..meshes[m].num_triangles() as u32);
+        let [a, b, c] = meshes[m]
+            .triangle(p)
+            .unwrap()
+            .map(|v| transforms[i].transform_point3(v));
+        let (u, v) = (rng.gen_range(0.1..0.45), rng.gen_range(0.1..0.45));
+        let target = (1.0 - u - v) * a + u * b + v * c;
+        let origin = target + rand_vec(&mut rng).normalize() * rng.gen_range(1.0..20.0);
+        let ray = Ray::new(origin, (target - origin) * rng.gen_range(0.2..5.0));
+        let opts = if k % 2 == 0 {
+            QueryOptions::default()
+        } else {
+            QueryOptions {
+                culling: Culling::Back,
+                ..Default::default()
+            }
+        };
+        // Skip near-ties, where rounding in the two representations may pick either triangle.
+        let flat_all = flat.intersect_all_with(&ray, &opts);
+        if flat_all.len() >= 2 && (flat_all[1].t - flat_all[0].t) <= 1e-3 * flat_all[0].t.abs() {
+            continue;
+        }
+        let want = flat.intersect_with(&ray, &opts);
+        let got = inst.intersect_with(&ray, &opts);
+        assert_eq!(
+            want.is_some(),
+            got.is_some(),
+            "ray {ray:?} {opts:?}: {want:?} vs {got:?}"
+        );
+        let (Some(w), Some(g)) = (want, got) else {
+            continue;
+        };
+        assert_eq!(
+            (g.instance, g.geom, g.prim),
+            (Some(w.geom / 2), w.geom % 2, w.prim)
+        );
+        assert!(
+            (g.t - w.t).abs() <= 1e-4 * w.t.abs(),
+            "t {} vs {}",
+            g.t,
+            w.t
+        );
+        assert!(
+            (g.normal - w.normal).length() < 1e-3,
+            "normal {} vs {}",
+            g.normal,
+            w.normal
+        );
+        assert!((g.point - w.point).length() < 1e-4 * (1.0 + w.point.length()));
+        // Barycentrics of the random (often skinny) triangles amplify the f32 rounding of the two
+        // representations; the point check above is the accuracy check.
+        assert!(
+            (g.u - w.u).abs() < 2e-2 && (g.v - w.v).abs() < 2e-2,
+            "{g:?} vs {w:?}"
+        );
+        // Instanced BVH == instanced brute force, exactly.
+        assert_eq!(got, inst.intersect_brute_force(&ray, &opts));
+        compared += 1;
+    }
+    assert!(compared > 1000, "compared {compared}");
+}
+
+#[test]
+fn instanced_spheres_map_points_and_normals_back() {
+    let mut part = SceneBuilder::new();
+    part.add_spheres(Spheres::new(vec![Vec3::new(1.0, 0.0, 0.0)], vec![0.5]));
+    let part = Arc::new(part.build().unwrap());
+    let xf = Affine3A::from_scale_rotation_translation(
+        Vec3::splat(-2.0),
+        Quat::from_rotation_y(0.7),
+        Vec3::new(5.0, 1.0, -3.0),
+    );
+    let mut b = SceneBuilder::new();
+    let id = b.add_instance(part, xf);
+    let scene = b.build().unwrap();
+    let center = xf.transform_point3(Vec3::new(1.0, 0.0, 0.0));
+    let mut rng = Pcg64::seed_from_u64(9);
+    for _ in 0..200 {
+        let o = center + rand_vec(&mut rng).normalize() * 4.0;
+        let d = center + rand_vec(&mut rng) * 0.5 - o;
+        let h = scene.intersect(&Ray::new(o, d)).unwrap();
+        // World sphere: centre, radius 1 (uniform scale 2, mirrored).
+        let [t0, _] = sphere_roots(o, d, center, 1.0).unwrap();
+        assert_eq!(h.instance, Some(id));
+        assert!((h.t - t0).abs() < 1e-5 * t0, "{} vs {t0}", h.t);
+        assert!(((h.point - center).length() - 1.0).abs() < 1e-5);
+        assert!(
+            (h.normal - (h.point - center)).length() < 1e-4,
+            "outward normal"
+        );
+    }
+}
+
+#[test]
+fn nested_and_singular_instances_are_build_errors() {
+    let mut part = SceneBuilder::new();
+    part.add_mesh(icosphere(0, Vec3::ZERO, 1.0));
+    let part = Arc::new(part.build().unwrap());
+    let mut b = SceneBuilder::new();
+    b.add_instance(part.clone(), Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)));
+    b.set_name(0, "flat");
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NonInvertibleTransform { geom: 0, ref name, .. }) if name == "flat"
+    ));
+    let mut b = SceneBuilder::new();
+    b.add_instance(
+        part.clone(),
+        Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0)),
+    );
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NonInvertibleTransform { .. })
+    ));
+    let mut outer = SceneBuilder::new();
+    outer.add_instance(part.clone(), Affine3A::IDENTITY);
+    let outer = Arc::new(outer.build().unwrap());
+    let mut b = SceneBuilder::new();
+    b.add_mesh(icosphere(0, Vec3::ZERO, 1.0));
+    b.add_instance(outer, Affine3A::IDENTITY);
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NestedInstance { geom: 1, .. })
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Closed meshes: parity and watertightness
+
+/// Rays towards every vertex and edge midpoint of `mesh` (and some random points) from `origin`.
+fn rays_at_vertices_and_edges(mesh: &TriMesh, origin: Vec3) -> Vec<Ray> {
+    let mut rays = Vec::new();
+    for t in mesh.indices() {
+        for k in 0..3 {
+            let a = mesh.vertices()[t[k] as usize];
+            let b = mesh.vertices()[t[(k + 1) % 3] as usize];
+            rays.push(Ray::new(origin, a - origin));
+            rays.push(Ray::new(origin, (a + b) * 0.5 - origin));
+            rays.push(Ray::new(origin, (a * 0.25 + b * 0.75) - origin));
+        }
+    }
+    rays
+}
+
+#[test]
+fn counts_on_a_closed_mesh_are_odd_inside_and_even_outside() {
+    let mesh = icosphere(3, Vec3::new(0.1, -0.2, 0.3), 2.0);
+    let mut b = SceneBuilder::new();
+    b.add_mesh(mesh.clone());
+    let scene = b.build().unwrap();
+    let c = Vec3::new(0.1, -0.2, 0.3);
+    let mut rng = Pcg64::seed_from_u64(300);
+    // Inside: the centre and random points; convex, so exactly one crossing.
+    for origin in [
+        c,
+        c + Vec3::new(0.3, 0.2, -0.5),
+        c + Vec3::new(-1.0, 0.5, 0.5),
+    ] {
+        for ray in rays_at_vertices_and_edges(&mesh, origin) {
+            let n = scene.count_intersections(&ray);
+            assert_eq!(n, 1, "inside at {origin}: {ray:?}");
+            assert_eq!(scene.intersect_all(&ray).len(), 1);
+            assert!(scene.intersect(&ray).is_some(), "closest never misses");
+        }
+    }
+    // Outside, also along full lines (which see the mesh twice or not at all).
+    for _ in 0..6 {
+        let origin = c + rand_vec(&mut rng).normalize() * rng.gen_range(3.0..10.0);
+        for ray in rays_at_vertices_and_edges(&mesh, origin) {
+            let n = scene.count_intersections(&ray);
+            assert_eq!(n % 2, 0, "outside: {n} crossings for {ray:?}");
+            let line = Ray::line(ray.origin, ray.dir);
+            assert_eq!(scene.count_intersections(&line) % 2, 0);
+            assert_eq!(
+                scene.intersect_all(&ray),
+                scene.intersect_all_brute_force(&ray, &QueryOptions::default())
+            );
+        }
+    }
+    // Random interior points of a non-convex closed union (two overlapping spheres as one mesh
+    // each): parity per mesh through the filter.
+    let mut b = SceneBuilder::new();
+    b.add_mesh(icosphere(2, Vec3::ZERO, 1.0));
+    b.add_mesh(icosphere(2, Vec3::new(0.8, 0.0, 0.0), 1.0));
+    let two = b.build().unwrap();
+    for _ in 0..400 {
+        let o = rand_vec(&mut rng) * 2.0;
+        let d = rand_vec(&mut rng);
+        for g in 0..2u32 {
+            let only = move |h: &Hit| h.geom == g;
+            let opts = QueryOptions {
+                filter: Some(&only),
+                ..Default::default()
+            };
+            let n = two.count_intersections_with(&Ray::new(o, d), &opts);
+            let center = if g == 0 {
+                Vec3::ZERO
+            } else {
+                Vec3::new(0.8, 0.0, 0.0)
+            };
+            // The icosphere is inscribed in the unit sphere: skip points in the thin shell between.
+            let r = (o - center).length();
+            if (0.97..=1.0).contains(&r) {
+                continue;
+            }
+            assert_eq!(n % 2 == 1, r < 0.97, "parity at {o} for mesh {g}");
+        }
+    }
+}
+
+#[test]
+fn a_closed_sphere_far_from_the_origin_has_no_cracks() {
+    let center = Vec3::new(148376.0, 1234.0, -223423.0);
+    let mesh = icosphere(3, center, 100.0);
+    for (_, config) in BuildConfig::PRESETS {
+        let mut b = SceneBuilder::with_config(config);
+        b.add_mesh(mesh.clone());
+        let scene = b.build().unwrap();
+        scene.validate().unwrap();
+        let mut misses = 0;
+        let mut total = 0;
+        // Two origins inside (every target counts) and one outside, from which only targets clearly
+        // on the near or the far side count: a ray at a silhouette vertex or edge only grazes the
+        // surface and may rightly miss.
+        let origins = [
+            center,
+            center + Vec3::new(-40.0, 10.0, 25.0),
+            center + Vec3::new(500.0, 300.0, -200.0),
+        ];
+        for origin in origins {
+            let outside = (origin - center).length() > 100.0;
+            for ray in rays_at_vertices_and_edges(&mesh, origin) {
+                let target = ray.origin + ray.dir;
+                let cos = (target - center)
+                    .normalize()
+                    .dot((origin - center).normalize());
+                let silhouette = ((origin - center).length() / 100.0).recip();
+                if outside && (cos - silhouette).abs() < 0.2 {
+                    continue;
+                }
+                total += 1;
+                if scene.intersect(&ray).is_none() {
+                    misses += 1;
+                }
+            }
+        }
+        assert!(total > 30_000, "{total}");
+        assert_eq!(misses, 0, "{misses} of {total} rays slipped through");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors, invalid rays, batches
+
+#[test]
+fn bad_input_is_a_typed_error_naming_the_geometry() {
+    let ok = || icosphere(0, Vec3::ZERO, 1.0);
+    let mut b = SceneBuilder::new();
+    b.add_mesh(ok());
+    b.add_mesh(
+        TriMesh::new(
+            vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            vec![[0, 1, 2], [0, 1, 3]],
+        )
+        .with_name("bad"),
+    );
+    let e = b.build().unwrap_err();
+    assert_eq!(
+        e,
+        BuildError::IndexOutOfRange {
+            geom: 1,
+            name: "bad".into(),
+            triangle: 1,
+            index: 3,
+            num_vertices: 3
+        }
+    );
+    assert!(e.to_string().contains("\"bad\"") && e.to_string().contains("triangle 1"));
+
+    let mut b = SceneBuilder::new();
+    b.add_mesh(TriMesh::new(
+        vec![Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0), Vec3::Y],
+        vec![[0, 1, 2]],
+    ));
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NonFiniteVertex {
+            geom: 0,
+            vertex: 1,
+            ..
+        })
+    ));
+    let mut b = SceneBuilder::new();
+    b.add_mesh(TriMesh::new(
+        vec![Vec3::ZERO, Vec3::X, Vec3::new(0.0, f32::INFINITY, 0.0)],
+        vec![],
+    ));
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NonFiniteVertex { vertex: 2, .. })
+    ));
+
+    for (radius, name) in [(-1.0, "neg"), (f32::NAN, "nan"), (f32::INFINITY, "inf")] {
+        let mut b = SceneBuilder::new();
+        b.add_mesh(ok());
+        b.add_spheres(Spheres::new(vec![Vec3::ZERO, Vec3::X], vec![1.0, radius]).with_name(name));
+        match b.build() {
+            Err(BuildError::InvalidRadius {
+                geom: 1,
+                name: n,
+                sphere: 1,
+                ..
+            }) => assert_eq!(n, name),
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut b = SceneBuilder::new();
+    b.add_spheres(Spheres::new(vec![Vec3::new(0.0, f32::NAN, 0.0)], vec![1.0]));
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::NonFiniteCenter { sphere: 0, .. })
+    ));
+    let mut b = SceneBuilder::new();
+    b.add_spheres(Spheres::new(vec![Vec3::ZERO; 2], vec![1.0]));
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::SphereCountMismatch {
+            centers: 2,
+            radii: 1,
+            ..
+        })
+    ));
+    let mut b = SceneBuilder::new();
+    b.set_name(4, "nobody");
+    assert!(matches!(
+        b.build(),
+        Err(BuildError::UnknownGeometry { geom: 4, count: 0 })
+    ));
+    // Zero radius and degenerate triangles are fine (they are just never hit).
+    let mut b = SceneBuilder::new();
+    b.add_spheres(Spheres::new(vec![Vec3::ZERO], vec![0.0]));
+    b.add_mesh(TriMesh::new(
+        vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0],
+        vec![[0, 1, 2]],
+    ));
+    let s = b.build().unwrap();
+    assert!(s
+        .intersect(&Ray::new(Vec3::new(1.0, 0.0, 1.0), Vec3::NEG_Z))
+        .is_none());
+}
+
+#[test]
+fn invalid_rays_hit_nothing() {
+    let mut rng = Pcg64::seed_from_u64(400);
+    let scene = random_scene(&mut rng, 1.0, BuildConfig::default());
+    let bad = [
+        Ray::new(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X),
+        Ray::new(Vec3::ZERO, Vec3::new(0.0, f32::NAN, 1.0)),
+        Ray::new(Vec3::ZERO, Vec3::ZERO),
+        Ray::new(Vec3::splat(f32::INFINITY), Vec3::X),
+        Ray::new(Vec3::ZERO, Vec3::X).with_range(f32::NAN, 1.0),
+        Ray::new(Vec3::ZERO, Vec3::X).with_range(1.0, 0.5),
+    ];
+    for ray in bad {
+        assert_eq!(scene.intersect(&ray), None);
+        assert!(!scene.occluded(&ray));
+        assert!(scene.intersect_all(&ray).is_empty());
+        assert_eq!(scene.count_intersections(&ray), 0);
+    }
+}
+
+#[test]
+fn batches_equal_single_queries_for_any_thread_count() {
+    let mut rng = Pcg64::seed_from_u64(500);
+    let scene = random_scene(&mut rng, 1.0, BuildConfig::default());
+    let rays: Vec<Ray> = (0..3000).map(|_| random_ray(&mut rng, 1.0)).collect();
+    for opts in option_sets() {
+        let single: Vec<Option<Hit>> = rays
+            .iter()
+            .map(|r| scene.intersect_with(r, &opts))
+            .collect();
+        let occl: Vec<bool> = rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
+        assert_eq!(scene.intersect_batch(&rays, &opts), single);
+        assert_eq!(scene.occluded_batch(&rays, &opts), occl);
+        #[cfg(feature = "parallel")]
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            assert_eq!(pool.install(|| scene.intersect_batch(&rays, &opts)), single);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precision far from the origin, refit
+
+#[test]
+fn a_mesh_far_from_the_origin_is_hit_like_the_same_mesh_at_the_origin() {
+    // Coordinates on a 1/8 grid keep `v + T` exact in f32 up to |T| < 2^21, so the two meshes are
+    // the same shape; ray origins are on the grid too and directions are untouched.
+    let mut rng = Pcg64::seed_from_u64(600);
+    let grid = |rng: &mut Pcg64, half: i32| {
+        Vec3::new(
+            rng.gen_range(-half..=half) as f32 / 8.0,
+            rng.gen_range(-half..=half) as f32 / 8.0,
+            rng.gen_range(-half..=half) as f32 / 8.0,
+        )
+    };
+    let n = 300;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let p = grid(&mut rng, 96);
+        for _ in 0..3 {
+            v.push(p + grid(&mut rng, 16));
+        }
+    }
+    let idx: Vec<[u32; 3]> = (0..n as u32)
+        .map(|i| [3 * i, 3 * i + 1, 3 * i + 2])
+        .collect();
+    for offset in [
+        Vec3::new(131072.0, -262144.0, 524288.0),
+        Vec3::new(-1048576.0, 1048576.0, 123456.0),
+    ] {
+        let moved: Vec<Vec3> = v.iter().map(|&p| p + offset).collect();
+        assert!(
+            moved.iter().zip(&v).all(|(m, p)| *m - offset == *p),
+            "exact translation"
+        );
+        let build = |verts: Vec<Vec3>| {
+            let mut b = SceneBuilder::new();
+            b.add_mesh(TriMesh::new(verts, idx.clone()));
+            b.build().unwrap()
+        };
+        let (near, far) = (build(v.clone()), build(moved));
+        let mut hits = 0;
+        for _ in 0..1500 {
+            let o = grid(&mut rng, 200);
+            let d = rand_vec(&mut rng) - o / 16.0;
+            let a = near.intersect(&Ray::new(o, d));
+            let b = far.intersect(&Ray::new(o + offset, d));
+            assert_eq!(a.is_some(), b.is_some());
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            hits += 1;
+            assert_eq!((a.prim, a.t, a.u, a.v), (b.prim, b.t, b.u, b.v));
+            assert_eq!(a.normal, b.normal);
+            // The point is exact up to the rounding of the output coordinate (half an ulp at 2^20).
+            assert!(
+                (b.point - offset - a.point).abs().max_element() <= 0.0625,
+                "{} vs {}",
+                b.point - offset,
+                a.point
+            );
+        }
+        assert!(hits > 300, "{hits}");
+    }
+}
+
+#[test]
+fn updating_vertices_refits_to_what_a_rebuild_answers() {
+    let mut rng = Pcg64::seed_from_u64(700);
+    let mesh = icosphere(3, Vec3::ZERO, 1.0);
+    let mut b = SceneBuilder::new();
+    let id = b.add_mesh(mesh.clone());
+    b.add_spheres(Spheres::new(vec![Vec3::new(3.0, 0.0, 0.0)], vec![0.5]));
+    let mut scene = b.build().unwrap();
+    for step in 1..4 {
+        let s = step as f32;
+        let moved: Vec<Vec3> = mesh
+            .vertices()
+            .iter()
+            .map(|p| {
+                Vec3::new(
+                    p.x * (1.0 + 0.3 * s) + (p.y * s).sin(),
+                    p.y + 0.5 * s,
+                    p.z * 0.7,
+                ) + Vec3::new(1e3, 0.0, 0.0) * s
+            })
+            .collect();
+        scene.update_mesh_vertices(id, &moved).unwrap();
+        scene.validate().expect("valid after refit");
+        let mut fresh = SceneBuilder::new();
+        fresh.add_mesh(TriMesh::new(moved.clone(), mesh.indices().to_vec()));
+        fresh.add_spheres(Spheres::new(vec![Vec3::new(3.0, 0.0, 0.0)], vec![0.5]));
+        let fresh = fresh.build().unwrap();
+        assert_eq!(scene.bounds(), fresh.bounds());
+        let target_center = Vec3::new(1e3 * s, 0.5 * s, 0.0);
+        for _ in 0..300 {
+            let o = target_center + rand_vec(&mut rng).normalize() * 6.0;
+            let ray = Ray::new(o, target_center + rand_vec(&mut rng) * 1.5 - o);
+            // Same mesh frame (box centre) in both, so the answers are identical.
+            assert_eq!(scene.intersect(&ray), fresh.intersect(&ray));
+            assert_eq!(
+                scene.count_intersections(&ray),
+                fresh.count_intersections(&ray)
+            );
+        }
+    }
+    assert!(matches!(
+        scene.update_mesh_vertices(1, &[]),
+        Err(BuildError::NotAMesh { geom: 1 })
+    ));
+    assert!(matches!(
+        scene.update_mesh_vertices(id, &[Vec3::ZERO]),
+        Err(BuildError::VertexCountMismatch { .. })
+    ));
+    let mut bad = mesh.vertices().to_vec();
+    bad[5] = Vec3::NAN;
+    assert!(matches!(
+        scene.update_mesh_vertices(id, &bad),
+        Err(BuildError::NonFiniteVertex { vertex: 5, .. })
+    ));
+    scene.validate().unwrap();
+}
