@@ -167,6 +167,7 @@ impl Bvh {
             };
             builder.build_node(&mut prim_ids, 0, 1, &mut nodes);
         }
+        nodes.shrink_to_fit();
         Bvh { nodes, prim_ids }
     }
 }

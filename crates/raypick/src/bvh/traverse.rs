@@ -26,6 +26,18 @@ use crate::Ray;
 /// `2γ(3)`: the relative enlargement of the far slab distance (Ize 2013, eq. 1).
 const FAR_PAD: f32 = 2.0 * gamma(3);
 
+/// Relative enlargement (`2⁻¹⁶ ≈ 1.5e-5`) of the closure's `t_max` when it prunes nodes. A primitive
+/// hit at exactly `t_max` (a tie, e.g. the two faces of a double-sided wall) must still be reached so
+/// the caller can break the tie by id, but the box entry distance carries the rounding of the slab
+/// test (`γ(3) ≈ 1.8e-7` relative) and the primitive's `t` its kernel's (a few ulps for well-shaped
+/// triangles): 2⁻¹⁶ covers both with a wide margin and costs a negligible amount of extra visits.
+const PRUNE_PAD: f32 = 1.0 / 65536.0;
+
+#[inline(always)]
+fn prune_bound(t_max: f32) -> f32 {
+    t_max + t_max.abs() * PRUNE_PAD
+}
+
 /// A ray prepared for box tests: origin, reciprocal direction and `t_min`, computed once per ray.
 #[derive(Clone, Copy, Debug)]
 pub struct BvhRay {
@@ -143,7 +155,8 @@ impl Bvh {
         S: Fn(&Node, &BvhRay, f32) -> Option<f32>,
     {
         let nodes = &self.nodes[..];
-        if slabs(&nodes[0], ray, t_max).is_none() {
+        let mut prune = prune_bound(t_max);
+        if slabs(&nodes[0], ray, prune).is_none() {
             return ControlFlow::Continue(());
         }
         // Deferred far children and their entry distances. Each level pushes at most one, and the
@@ -155,10 +168,11 @@ impl Bvh {
             let node = &nodes[index];
             if node.is_leaf() {
                 leaf(node.prim_range(), &mut t_max)?;
+                prune = prune_bound(t_max);
             } else {
                 let (l, r) = (index + 1, node.right_child());
-                let hl = slabs(&nodes[l], ray, t_max);
-                let hr = slabs(&nodes[r], ray, t_max);
+                let hl = slabs(&nodes[l], ray, prune);
+                let hr = slabs(&nodes[r], ray, prune);
                 match (hl, hr) {
                     (Some(tl), Some(tr)) => {
                         let (near, far, t_far) = if tl <= tr { (l, r, tr) } else { (r, l, tl) };
@@ -185,7 +199,7 @@ impl Bvh {
                 }
                 sp -= 1;
                 let (next, t_near) = stack[sp];
-                if t_near <= t_max {
+                if t_near <= prune {
                     index = next as usize;
                     break;
                 }
