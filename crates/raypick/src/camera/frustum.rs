@@ -79,7 +79,7 @@ impl Frustum {
             DVec4::new(0.0, 0.0, 1.0, -lo),
             DVec4::new(0.0, 0.0, -1.0, hi),
         ];
-        let clip_from_world = camera.clip_from_world().as_dmat4();
+        let clip_from_world = camera.clip_from_world_f64();
         Some(Self::from_covectors(
             clip_planes.iter().map(|c| clip_from_world.transpose() * *c),
         ))

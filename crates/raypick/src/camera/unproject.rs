@@ -3,7 +3,8 @@
 //!
 //! `unproject` maps the window point to NDC with the [`Viewport`] (see its module for the pixel
 //! conventions), multiplies by `world_from_clip = inverse(clip_from_world)` and divides by w. All the
-//! arithmetic is in f64 (the matrix inverse included), so the only rounding the caller sees is the
+//! arithmetic is in f64 (the matrix inverse included, and the matrix products of the `glu_*` /
+//! `d3dx_*` wrappers, as gluUnProject's doubles do), so the only rounding the caller sees is the
 //! final conversion to f32.
 //!
 //! * `gluUnProject(winx, winy, winz, model, proj, viewport)` is
@@ -20,8 +21,7 @@ use super::projection::ClipSpace;
 use super::viewport::{PixelOrigin, Viewport};
 
 /// `inverse(m)` in f64, or `None` when `m` is singular or not finite.
-pub(crate) fn inverse_f64(m: Mat4) -> Option<DMat4> {
-    let m = m.as_dmat4();
+pub(crate) fn inverse_f64(m: DMat4) -> Option<DMat4> {
     let det = m.determinant();
     if !(det != 0.0 && det.is_finite()) {
         return None;
@@ -81,6 +81,23 @@ pub fn unproject(
     clip_space: ClipSpace,
     origin: PixelOrigin,
 ) -> Option<Vec3> {
+    unproject_d(
+        window,
+        clip_from_world.as_dmat4(),
+        viewport,
+        clip_space,
+        origin,
+    )
+}
+
+/// [`unproject`] with an f64 `clip_from_world` (products of f32 matrices formed in f64).
+pub(crate) fn unproject_d(
+    window: Vec3,
+    clip_from_world: DMat4,
+    viewport: &Viewport,
+    clip_space: ClipSpace,
+    origin: PixelOrigin,
+) -> Option<Vec3> {
     if !window.is_finite() || viewport.validate().is_err() {
         return None;
     }
@@ -108,10 +125,27 @@ pub fn project(
     clip_space: ClipSpace,
     origin: PixelOrigin,
 ) -> Option<Vec3> {
+    project_d(
+        p_world,
+        clip_from_world.as_dmat4(),
+        viewport,
+        clip_space,
+        origin,
+    )
+}
+
+/// [`project`] with an f64 `clip_from_world`.
+pub(crate) fn project_d(
+    p_world: Vec3,
+    clip_from_world: DMat4,
+    viewport: &Viewport,
+    clip_space: ClipSpace,
+    origin: PixelOrigin,
+) -> Option<Vec3> {
     if !p_world.is_finite() || viewport.validate().is_err() {
         return None;
     }
-    let c = clip_from_world.as_dmat4() * p_world.as_dvec3().extend(1.0);
+    let c = clip_from_world * p_world.as_dvec3().extend(1.0);
     if c.w == 0.0 {
         return None;
     }
@@ -131,9 +165,9 @@ pub fn glu_unproject(
     viewport: [i32; 4],
 ) -> Option<Vec3> {
     let vp = gl_viewport(viewport);
-    unproject(
+    unproject_d(
         win,
-        projection * model_view,
+        projection.as_dmat4() * model_view.as_dmat4(),
         &vp,
         ClipSpace::OpenGl,
         PixelOrigin::BottomLeft,
@@ -148,9 +182,9 @@ pub fn glu_project(
     viewport: [i32; 4],
 ) -> Option<Vec3> {
     let vp = gl_viewport(viewport);
-    project(
+    project_d(
         obj,
-        projection * model_view,
+        projection.as_dmat4() * model_view.as_dmat4(),
         &vp,
         ClipSpace::OpenGl,
         PixelOrigin::BottomLeft,
@@ -179,9 +213,9 @@ pub fn d3dx_unproject(
     view: Mat4,
     world: Mat4,
 ) -> Option<Vec3> {
-    unproject(
+    unproject_d(
         v,
-        projection * view * world,
+        projection.as_dmat4() * view.as_dmat4() * world.as_dmat4(),
         viewport,
         ClipSpace::Direct3D,
         PixelOrigin::TopLeft,
@@ -196,9 +230,9 @@ pub fn d3dx_project(
     view: Mat4,
     world: Mat4,
 ) -> Option<Vec3> {
-    project(
+    project_d(
         v,
-        projection * view * world,
+        projection.as_dmat4() * view.as_dmat4() * world.as_dmat4(),
         viewport,
         ClipSpace::Direct3D,
         PixelOrigin::TopLeft,

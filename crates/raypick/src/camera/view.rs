@@ -12,7 +12,7 @@
 use glam::{DMat4, DVec3, DVec4, Mat4, Vec3};
 
 use super::projection::{ClipSpace, Projection};
-use super::unproject::{inverse_f64, unproject_f64, unproject_homogeneous};
+use super::unproject::{inverse_f64, project_d, unproject_f64, unproject_homogeneous};
 use super::viewport::{PixelOrigin, Viewport};
 use super::CameraError;
 use crate::geom::{Aabb, Ray};
@@ -38,6 +38,7 @@ pub struct Camera {
     projection: Projection,
     viewport: Viewport,
     pixel_origin: PixelOrigin,
+    clip_from_world: DMat4,
     world_from_clip: DMat4,
 }
 
@@ -50,7 +51,7 @@ impl Camera {
         viewport: Viewport,
     ) -> Result<Self, CameraError> {
         viewport.validate()?;
-        let clip_from_world = projection.clip_from_view() * view_from_world;
+        let clip_from_world = projection.clip_from_view().as_dmat4() * view_from_world.as_dmat4();
         let world_from_clip = inverse_f64(clip_from_world).ok_or(CameraError::SingularMatrix(
             "clip_from_view · view_from_world",
         ))?;
@@ -68,6 +69,7 @@ impl Camera {
             projection,
             viewport,
             pixel_origin: PixelOrigin::TopLeft,
+            clip_from_world,
             world_from_clip,
         })
     }
@@ -193,13 +195,19 @@ impl Camera {
         self.projection.clip_space()
     }
 
-    /// `clip_from_world = clip_from_view · view_from_world`.
+    /// `clip_from_world = clip_from_view · view_from_world` (the f32 product, as a GPU forms it).
     #[inline]
     pub fn clip_from_world(&self) -> Mat4 {
         self.projection.clip_from_view() * self.view_from_world
     }
 
-    /// `inverse(clip_from_world)`, computed in f64 once at construction.
+    /// `clip_from_world` formed in f64 from the two f32 matrices: what projection and picking use.
+    #[inline]
+    pub fn clip_from_world_f64(&self) -> DMat4 {
+        self.clip_from_world
+    }
+
+    /// `inverse(clip_from_world_f64)`, computed in f64 once at construction.
     #[inline]
     pub fn world_from_clip(&self) -> DMat4 {
         self.world_from_clip
@@ -207,7 +215,7 @@ impl Camera {
 
     /// The origin of view space in world coordinates: the eye of a perspective camera.
     pub fn eye(&self) -> Vec3 {
-        inverse_f64(self.view_from_world)
+        inverse_f64(self.view_from_world.as_dmat4())
             .map(|m| m.w_axis.truncate().as_vec3())
             .unwrap_or(Vec3::NAN)
     }
@@ -230,9 +238,9 @@ impl Camera {
 
     /// Window position `(x, y, depth)` of a world point (see [`project`](super::project)).
     pub fn project(&self, p_world: Vec3) -> Option<Vec3> {
-        super::unproject::project(
+        project_d(
             p_world,
-            self.clip_from_world(),
+            self.clip_from_world,
             &self.viewport,
             self.clip_space(),
             self.pixel_origin,
