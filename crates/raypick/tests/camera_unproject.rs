@@ -329,7 +329,7 @@ fn unproject_equals_glu_and_d3dx_references_over_magnitudes() {
 #[test]
 fn project_inverts_unproject_in_every_convention() {
     let mut rng = Pcg64::seed_from_u64(11);
-    for kind in 0..KINDS.len() {
+    for (kind, kind_name) in KINDS.iter().enumerate() {
         for exp in [-6, -2, 0, 3, 6] {
             let s = random_setup(&mut rng, 10f32.powi(exp), kind);
             let clip_from_world = s.proj * s.view;
@@ -370,7 +370,7 @@ fn project_inverts_unproject_in_every_convention() {
                                 && slack.x < 1.0
                                 && slack.y < 1.0,
                             "{} {cs:?} {origin:?} scale 1e{exp}: {win} -> {p} -> {back}",
-                            KINDS[kind]
+                            kind_name
                         );
                     }
                 }
