@@ -20,7 +20,7 @@ use raypick_bench::{
     agree::{self, Answers},
     engines::{Engine, EngineKind, HitRec},
     measure::{time_runs, Stats},
-    mesh::{load_obj, Mesh},
+    mesh::{load_mesh, Mesh},
     rays,
 };
 
@@ -28,7 +28,8 @@ use raypick_bench::{
 #[derive(Parser, Debug)]
 #[command(about = "Compare raypick with obvhs, parry3d and bvh on the shared ray sets")]
 struct Args {
-    /// OBJ mesh to cast against (`v` and `f` lines; polygons are fan-triangulated).
+    /// Mesh to cast against: any file raypick-io reads (OBJ, glTF/GLB, PLY, STL), as one triangle
+    /// soup (OBJ groups concatenated, glTF instances flattened).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/obj/stanford-bunny.obj"))]
     mesh: PathBuf,
     /// Read `PREFIX.incoherent.rays` / `PREFIX.primary.rays` (written by shared/tools/make_rays.py)
@@ -46,7 +47,11 @@ struct Args {
     #[arg(long)]
     rays: Option<usize>,
     /// Engines to run, comma-separated; the first is the reference of the ratios and the agreement.
-    #[arg(long, value_delimiter = ',', default_value = "obvhs,parry3d,bvh")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "raypick,obvhs,parry3d,bvh"
+    )]
     engines: Vec<String>,
     /// Threads of the "all threads" pool (default: every available core).
     #[arg(long)]
@@ -111,7 +116,7 @@ fn main() -> Result<()> {
     let pools = [pool(1)?, pool(n_threads)?];
     let labels = ["1T".to_string(), format!("{n_threads}T")];
 
-    let mesh = load_obj(&args.mesh)?;
+    let mesh = load_mesh(&args.mesh)?;
     if mesh.indices.is_empty() {
         bail!("{}: no triangles", args.mesh.display());
     }

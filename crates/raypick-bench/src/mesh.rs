@@ -1,16 +1,17 @@
-//! The benchmark's mesh: a vertex list and an index list, read from a `v`/`f` OBJ.
+//! The benchmark's mesh: one vertex list and one index list, loaded with raypick-io.
 //!
-//! A stop-gap reader until the raypick-io loader lands: it understands `v x y z` and `f` lines with
-//! `i`, `i/t`, `i//n` or `i/t/n` corners (1-based, or negative = relative to the end), fan-triangulates
-//! polygons (corner 0 with each consecutive pair, the same recipe as `shared/tools/make_rays.py`, so
-//! triangle `i` is the same triangle in both), and ignores every other statement.
+//! Every engine gets the same single triangle soup. A file with several meshes (OBJ groups) is
+//! concatenated in file order; a file with placed instances (glTF nodes) is flattened, each placement
+//! a transformed copy. Triangle `i` of a triangle-only OBJ is therefore its `i`-th `f` line, as in
+//! `shared/tools/make_rays.py` (polygons are fan-triangulated the same way).
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use glam::Vec3;
+use raypick_io::{obj::ObjOptions, LoadOptions, Model};
 
-/// An indexed triangle mesh: triangle `i` is `indices[i]`, in file order after fan triangulation.
+/// An indexed triangle mesh: triangle `i` is `indices[i]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mesh {
     /// Vertex positions.
@@ -47,105 +48,151 @@ impl Mesh {
                 (lo.min(p), hi.max(p))
             })
     }
-}
 
-/// Reads an OBJ file (see the module docs for what is understood).
-pub fn load_obj(path: &Path) -> Result<Mesh> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    parse_obj(&text).with_context(|| format!("parsing {}", path.display()))
-}
-
-/// Parses OBJ text (see the module docs for what is understood).
-///
-/// Fails on a malformed `v` or `f` line, an index of 0, or an index outside the vertices declared so
-/// far, naming the 1-based line.
-pub fn parse_obj(text: &str) -> Result<Mesh> {
-    let mut mesh = Mesh::default();
-    let mut corners: Vec<u32> = Vec::with_capacity(8);
-    for (line_no, line) in text.lines().enumerate() {
-        let line_no = line_no + 1;
-        let mut tokens = line.split_whitespace();
-        match tokens.next() {
-            Some("v") => {
-                let mut xyz = [0.0f32; 3];
-                for c in &mut xyz {
-                    let tok = tokens
-                        .next()
-                        .with_context(|| format!("line {line_no}: `v` needs 3 coordinates"))?;
-                    *c = tok
-                        .parse()
-                        .with_context(|| format!("line {line_no}: bad coordinate `{tok}`"))?;
-                }
-                mesh.vertices.push(Vec3::from_array(xyz));
+    /// One soup from a parsed model: its meshes in order when it has no instances, else one
+    /// transformed copy per instance, in instance order.
+    ///
+    /// Fails when the soup would need more than `u32::MAX` vertices.
+    pub fn from_model(model: &Model) -> Result<Self> {
+        let mut soup = Mesh::default();
+        let mut append = |vertices: &mut dyn Iterator<Item = Vec3>, triangles: &[[u32; 3]]| {
+            let base = u32::try_from(soup.vertices.len()).ok();
+            soup.vertices.extend(vertices);
+            let (Some(base), true) = (base, u32::try_from(soup.vertices.len()).is_ok()) else {
+                bail!("more than {} vertices", u32::MAX);
+            };
+            soup.indices
+                .extend(triangles.iter().map(|t| t.map(|i| i + base)));
+            Ok(())
+        };
+        if model.instances.is_empty() {
+            for mesh in &model.meshes {
+                append(&mut mesh.vertices.iter().copied(), &mesh.triangles)?;
             }
-            Some("f") => {
-                corners.clear();
-                for tok in tokens {
-                    let first = tok.split('/').next().unwrap_or("");
-                    let idx: i64 = first
-                        .parse()
-                        .with_context(|| format!("line {line_no}: bad vertex index `{tok}`"))?;
-                    let n = mesh.vertices.len() as i64;
-                    let resolved = match idx {
-                        0 => bail!("line {line_no}: vertex index 0 (OBJ indices start at 1)"),
-                        i if i > 0 => i - 1,
-                        i => n + i,
-                    };
-                    if !(0..n).contains(&resolved) {
-                        bail!("line {line_no}: vertex index {idx} outside the {n} vertices so far");
-                    }
-                    corners.push(resolved as u32);
-                }
-                if corners.len() < 3 {
-                    bail!("line {line_no}: a face needs at least 3 corners");
-                }
-                for k in 1..corners.len() - 1 {
-                    mesh.indices.push([corners[0], corners[k], corners[k + 1]]);
-                }
+        } else {
+            for instance in &model.instances {
+                let mesh = model.meshes.get(instance.mesh).with_context(|| {
+                    format!("instance `{}`: no mesh {}", instance.name, instance.mesh)
+                })?;
+                let m = instance.world_from_object;
+                append(
+                    &mut mesh.vertices.iter().map(|&p| m.transform_point3(p)),
+                    &mesh.triangles,
+                )?;
             }
-            _ => {}
         }
+        Ok(soup)
     }
-    Ok(mesh)
+}
+
+/// Loads any file raypick-io reads (OBJ, glTF/GLB, PLY, STL) as one soup (see [`Mesh::from_model`]).
+pub fn load_mesh(path: &Path) -> Result<Mesh> {
+    let options = LoadOptions {
+        obj: ObjOptions {
+            split_groups: false,
+            ..ObjOptions::default()
+        },
+        ..LoadOptions::default()
+    };
+    let (_, model) = raypick_io::parse_file(path, &options)?;
+    Mesh::from_model(&model).with_context(|| format!("flattening {}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Affine3A;
+    use raypick_io::{InstanceData, MeshData};
 
-    #[test]
-    fn fan_triangulates_polygons_and_resolves_negative_indices() {
-        let text = "# a quad and a triangle\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\n\
-                    f 1/1 2/1 3/1 4/1\nf -4//1 -2//1 -1//1\ng ignored\n";
-        let mesh = parse_obj(text).unwrap();
-        assert_eq!(mesh.vertices.len(), 4);
-        assert_eq!(mesh.indices, vec![[0, 1, 2], [0, 2, 3], [0, 2, 3]]);
-        assert_eq!(mesh.bounds(), (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
-        assert_eq!(mesh.triangle(0)[2], Vec3::new(1.0, 1.0, 0.0));
-    }
-
-    #[test]
-    fn rejects_bad_indices_with_the_line_number() {
-        for (text, needle) in [
-            ("v 0 0 0\nf 1 2 3\n", "line 2"),
-            ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n", "index 0"),
-            ("v 0 0 0\nv 1 0 0\nf 1 2\n", "at least 3"),
-            ("v 0 zero 0\n", "bad coordinate"),
-        ] {
-            let err = format!("{:#}", parse_obj(text).unwrap_err());
-            assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    fn data(dx: f32) -> MeshData {
+        MeshData {
+            name: format!("m{dx}"),
+            vertices: vec![
+                Vec3::new(dx, 0.0, 0.0),
+                Vec3::new(dx + 1.0, 0.0, 0.0),
+                Vec3::new(dx, 1.0, 0.0),
+            ],
+            triangles: vec![[0, 1, 2], [2, 1, 0]],
         }
     }
 
     #[test]
-    fn reads_the_bunny_with_the_documented_counts() {
+    fn concatenates_meshes_in_order() {
+        let model = Model {
+            meshes: vec![data(0.0), data(5.0)],
+            ..Model::default()
+        };
+        let soup = Mesh::from_model(&model).unwrap();
+        assert_eq!(soup.vertices.len(), 6);
+        assert_eq!(
+            soup.indices,
+            vec![[0, 1, 2], [2, 1, 0], [3, 4, 5], [5, 4, 3]]
+        );
+        assert_eq!(soup.triangle(2)[0], Vec3::new(5.0, 0.0, 0.0));
+        assert_eq!(soup.bounds(), (Vec3::ZERO, Vec3::new(6.0, 1.0, 0.0)));
+    }
+
+    #[test]
+    fn flattens_instances_with_their_transforms() {
+        let model = Model {
+            meshes: vec![data(0.0), data(5.0)],
+            instances: vec![
+                InstanceData {
+                    name: "a".into(),
+                    mesh: 1,
+                    world_from_object: Affine3A::from_translation(Vec3::Z),
+                },
+                InstanceData {
+                    name: "b".into(),
+                    mesh: 1,
+                    world_from_object: Affine3A::from_scale(Vec3::splat(2.0)),
+                },
+            ],
+            ..Model::default()
+        };
+        let soup = Mesh::from_model(&model).unwrap();
+        assert_eq!(soup.num_triangles(), 4);
+        assert_eq!(soup.triangle(0)[0], Vec3::new(5.0, 0.0, 1.0));
+        assert_eq!(soup.triangle(2)[1], Vec3::new(12.0, 0.0, 0.0));
+        let broken = Model {
+            instances: vec![InstanceData {
+                name: "c".into(),
+                mesh: 7,
+                world_from_object: Affine3A::IDENTITY,
+            }],
+            ..model
+        };
+        assert!(format!("{:#}", Mesh::from_model(&broken).unwrap_err()).contains("no mesh 7"));
+    }
+
+    #[test]
+    fn loads_the_bunny_with_the_documented_counts() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../../shared/data/obj/stanford-bunny.obj"
         );
-        let mesh = load_obj(Path::new(path)).unwrap();
+        let mesh = load_mesh(Path::new(path)).unwrap();
         assert_eq!(mesh.vertices.len(), 35_947);
         assert_eq!(mesh.num_triangles(), 69_451);
+        // Triangle 0 is the first `f` line.
+        let text = std::fs::read_to_string(path).unwrap();
+        let first_f: Vec<u32> = text
+            .lines()
+            .find(|l| l.starts_with("f "))
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .map(|t| t.parse::<u32>().unwrap() - 1)
+            .collect();
+        assert_eq!(mesh.indices[0].to_vec(), first_f);
+    }
+
+    #[test]
+    fn merges_obj_groups_into_one_soup() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/scenes/sponza-dabrovic.obj"
+        );
+        assert_eq!(load_mesh(Path::new(path)).unwrap().num_triangles(), 66_454);
     }
 }

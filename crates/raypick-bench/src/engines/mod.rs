@@ -16,6 +16,7 @@ mod bvh_svenstaro;
 mod moller_trumbore;
 mod obvhs_cwbvh;
 mod parry;
+mod raypick_scene;
 
 use anyhow::{bail, Result};
 use rayon::prelude::*;
@@ -27,6 +28,7 @@ pub use bvh_svenstaro::BvhEngine;
 pub use moller_trumbore::moller_trumbore;
 pub use obvhs_cwbvh::ObvhsEngine;
 pub use parry::ParryEngine;
+pub use raypick_scene::RaypickEngine;
 
 /// A closest hit as every engine can report it: the ray parameter and the triangle's index.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,6 +54,8 @@ pub trait Engine: Send + Sync {
 /// The engines this binary knows, in the order the report lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineKind {
+    /// raypick: its `Scene` (binned-SAH BVH, watertight triangle test).
+    Raypick,
     /// obvhs: a compressed 8-wide BVH (CWBVH) from its PLOC builder, `medium_build` preset.
     Obvhs,
     /// parry3d: `TriMesh` and its BVH.
@@ -62,11 +66,17 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in report order.
-    pub const ALL: [EngineKind; 3] = [EngineKind::Obvhs, EngineKind::Parry, EngineKind::Bvh];
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Raypick,
+        EngineKind::Obvhs,
+        EngineKind::Parry,
+        EngineKind::Bvh,
+    ];
 
     /// The name used on the command line and in the report.
     pub fn name(self) -> &'static str {
         match self {
+            EngineKind::Raypick => "raypick",
             EngineKind::Obvhs => "obvhs",
             EngineKind::Parry => "parry3d",
             EngineKind::Bvh => "bvh",
@@ -77,6 +87,7 @@ impl EngineKind {
     /// a unit test keeps the two in step).
     pub fn version(self) -> &'static str {
         match self {
+            EngineKind::Raypick => env!("CARGO_PKG_VERSION"),
             EngineKind::Obvhs => "0.4.0",
             EngineKind::Parry => "0.31.1",
             EngineKind::Bvh => "0.13.0",
@@ -86,6 +97,10 @@ impl EngineKind {
     /// How the engine is used, for the report.
     pub fn method(self) -> &'static str {
         match self {
+            EngineKind::Raypick => {
+                "`SceneBuilder::new()` (default `BuildConfig::BALANCED`) with one `TriMesh`; \
+                 `Scene::intersect_batch` / `Scene::occluded_batch`"
+            }
             EngineKind::Obvhs => {
                 "CWBVH, `BvhBuildParams::medium_build()`, triangles reordered to the BVH's order; \
                  `ray_traverse` / `ray_traverse_miss` with `Triangle::intersect`"
@@ -105,6 +120,7 @@ impl EngineKind {
     /// Parses a name as printed by [`EngineKind::name`] (`parry` is accepted for `parry3d`).
     pub fn parse(name: &str) -> Result<Self> {
         Ok(match name.trim() {
+            "raypick" => EngineKind::Raypick,
             "obvhs" => EngineKind::Obvhs,
             "parry3d" | "parry" => EngineKind::Parry,
             "bvh" => EngineKind::Bvh,
@@ -121,6 +137,7 @@ impl EngineKind {
             bail!("the mesh has no triangles");
         }
         Ok(match self {
+            EngineKind::Raypick => Box::new(RaypickEngine::build(mesh)?),
             EngineKind::Obvhs => Box::new(ObvhsEngine::build(mesh)),
             EngineKind::Parry => Box::new(ParryEngine::build(mesh)?),
             EngineKind::Bvh => Box::new(BvhEngine::build(mesh)),
