@@ -53,16 +53,18 @@ impl SphereHits {
         len: 0,
     };
 
-    /// The crossings `t0 <= t1` (equal for a tangent, which counts once) kept if in `[t_min, t_max]`.
+    /// The crossings `t0 <= t1` kept if in `[t_min, t_max]`; a tangent (one crossing) passes
+    /// `t1 = None`. Two distinct crossings may round to the same `f32` (a sphere much smaller than the
+    /// ulp of its distance): they are still two, entry and exit.
     #[inline]
-    fn in_range(t0: f32, t1: f32, t_min: f32, t_max: f32) -> Self {
+    fn in_range(t0: f32, t1: Option<f32>, t_min: f32, t_max: f32) -> Self {
         let mut hits = Self::NONE;
         let ok = |t: f32| t >= t_min && t <= t_max && t.is_finite();
         if ok(t0) {
             hits.t[0] = t0;
             hits.len = 1;
         }
-        if t1 != t0 && ok(t1) {
+        if let Some(t1) = t1.filter(|&t| ok(t)) {
             hits.t[hits.len as usize] = t1;
             hits.len += 1;
         }
@@ -176,14 +178,14 @@ pub(crate) fn quadratic<V: Vector>(
     }
     if disc == 0.0 {
         let t = -b / a;
-        return SphereHits::in_range(t, t, t_min, t_max);
+        return SphereHits::in_range(t, None, t_min, t_max);
     }
     let c = f.dot(f) - r2;
     // q has the sign of -b and no cancellation; q != 0 because √Δ > 0.
     let q = -(b + disc.sqrt().copysign(b));
     let (t0, t1) = (q / a, c / q);
     let (t0, t1) = if t0 <= t1 { (t0, t1) } else { (t1, t0) };
-    SphereHits::in_range(t0, t1, t_min, t_max)
+    SphereHits::in_range(t0, Some(t1), t_min, t_max)
 }
 
 /// The geometric method on any dimension, up to its rejections; the caller has checked the ray.
@@ -201,8 +203,9 @@ fn geometric_roots<V: Vector>(
     }
     // Normalize inside: s and q are lengths along the unit direction; t = length / |D| at the end.
     let inv_len = 1.0 / dir.dot(dir).sqrt();
+    let d = dir * inv_len;
     let l = center - origin;
-    let s = l.dot(dir) * inv_len;
+    let s = l.dot(d);
     let l2 = l.dot(l);
     let r2 = radius * radius;
     // First rejection: the sphere lies behind an origin that is outside it (both crossings at t < 0).
@@ -210,8 +213,11 @@ fn geometric_roots<V: Vector>(
     if s < 0.0 && l2 > r2 && t_min >= 0.0 {
         return None;
     }
-    // Second rejection: the squared distance from the centre to the line exceeds r².
-    let m2 = l2 - s * s;
+    // Second rejection: the squared distance from the centre to the line exceeds r². The book's
+    // m² = l² - s² cancels when the origin is far compared with r (relative error ~ ε·l²/r²); the
+    // length of the perpendicular l - s·d (Ray Tracing Gems ch. 7) has error ~ ε·l·m/r² instead.
+    let perp = l - d * s;
+    let m2 = perp.dot(perp);
     if m2 > r2 {
         return None;
     }
@@ -296,13 +302,17 @@ pub fn sphere_quadratic_first(ray: &Ray, center: Vec3, radius: f32) -> Option<f3
 ///
 /// With `l = C - O` and the unit direction `d = D / |D|` (the direction is normalized inside: `s` and
 /// `q` are lengths, divided by `|D|` at the end, so `t` is in units of `D` as everywhere):
-/// `s = l·d`; reject when `s < 0` and the origin is outside (`l² > r²`); `m² = l² - s²`, reject when
-/// `m² > r²`; `q = √(r² - m²)`; the first point is `s - q` from outside and `s + q` from inside.
+/// `s = l·d`; reject when `s < 0` and the origin is outside (`l² > r²`); `m² = |l - s·d|²` (the book
+/// writes `l² - s²`; see below), reject when `m² > r²`; `q = √(r² - m²)`; the first point is `s - q`
+/// from outside and `s + q` from inside.
 /// For a general interval, that is: `s - q` if it is in `[t_min, t_max]`, else `s + q` if it is; the
 /// first rejection, which presumes the ray starts at `t = 0`, is applied only when `t_min >= 0`.
 ///
-/// `m² = l² - s²` cancels when the sphere is far and small compared with its distance; prefer
-/// [`sphere_quadratic`] there (see the module docs).
+/// `m²` is the squared length of the perpendicular from the centre to the line, as *Ray Tracing
+/// Gems* ch. 7 recommends, rather than the book's `l² - s²`, which cancels catastrophically when the
+/// origin is many radii away: at 100 radii its rounding (about `ε · 10⁴ r²`) turns rays that miss by
+/// a tenth of a percent of `r` into hits (a case the `kernels_sphere` proptest found). The crossing
+/// `s - q` still cancels when the origin is close to the surface; [`sphere_quadratic`] does not.
 ///
 /// ```
 /// use raypick::{geom::sphere::sphere_geometric, glam::Vec3, Ray};
