@@ -88,20 +88,9 @@ pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
         });
     }
     check_glb_header(bytes)?;
-    let gltf = gltf::Gltf::from_slice(bytes).map_err(map_gltf_error)?;
+    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(map_gltf_error)?;
     let document = &gltf.document;
-
-    for (i, extension) in document.extensions_required().enumerate() {
-        if !GEOMETRY_NEUTRAL_EXTENSIONS
-            .iter()
-            .any(|prefix| extension.starts_with(prefix))
-        {
-            return Err(E.unsupported(
-                pointer(&[&"extensionsRequired", &i]),
-                format!("required extension {extension}"),
-            ));
-        }
-    }
+    validate(document)?;
 
     let buffers = load_buffers(document, gltf.blob.as_deref(), options)?;
     let mut model = Model::default();
@@ -223,6 +212,47 @@ fn check_glb_header(bytes: &[u8]) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// `gltf`'s own validation (every index reference, required fields), except that a required
+/// extension that changes nothing about geometry (materials, textures, lights) is accepted: `gltf`
+/// rejects every required extension it does not implement, and none is enabled here. Any other
+/// required extension (Draco, meshopt compression, …) is [`LoadError::Unsupported`].
+fn validate(document: &gltf::Document) -> Result<(), LoadError> {
+    use gltf::json::validation::{Error as Problem, Validate};
+    let root = document.as_json();
+    let mut problems = Vec::new();
+    root.validate(root, gltf::json::Path::new, &mut |path, problem| {
+        problems.push((path(), problem));
+    });
+    problems.retain(|(path, problem)| {
+        let neutral_extension = *problem == Problem::Unsupported
+            && path.to_string().starts_with("extensionsRequired")
+            && GEOMETRY_NEUTRAL_EXTENSIONS
+                .iter()
+                .any(|prefix| path.to_string().contains(prefix));
+        !neutral_extension
+    });
+    match problems.first() {
+        None => Ok(()),
+        Some((path, Problem::Unsupported)) => Err(E.unsupported(
+            json_pointer(&path.to_string()),
+            "a required extension or value this loader does not implement",
+        )),
+        Some(_) => Err(map_gltf_error(gltf::Error::Validation(problems))),
+    }
+}
+
+/// `gltf` paths read `meshes[0].primitives[1]` (with `"key"` for map entries); say it as a JSON
+/// pointer.
+fn json_pointer(path: &str) -> Location {
+    Location::Json(format!(
+        "/{}",
+        path.replace('[', "/")
+            .replace(']', "")
+            .replace('.', "/")
+            .replace('"', "")
+    ))
+}
+
 fn map_gltf_error(error: gltf::Error) -> LoadError {
     match error {
         gltf::Error::Deserialize(json) => E.malformed(
@@ -237,7 +267,10 @@ fn map_gltf_error(error: gltf::Error) -> LoadError {
             // `gltf` paths read `meshes[0].primitives[1]`; say it as a JSON pointer.
             let json_pointer = format!(
                 "/{}",
-                path.replace('[', "/").replace(']', "").replace('.', "/")
+                path.replace('[', "/")
+                    .replace(']', "")
+                    .replace('.', "/")
+                    .replace('"', "")
             );
             E.malformed(
                 Location::Json(json_pointer),

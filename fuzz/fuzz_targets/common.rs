@@ -1,0 +1,26 @@
+//! Shared by every target: a parse may fail, but a model it returns must keep the `Model`
+//! contract (finite positions, every index in range, instances naming existing meshes), and
+//! building its scene must then succeed.
+
+use raypick_io::{LoadError, Model};
+
+pub fn check(result: Result<Model, LoadError>) {
+    let Ok(model) = result else {
+        return;
+    };
+    for mesh in &model.meshes {
+        assert!(mesh.vertices.iter().all(|v| v.is_finite()), "non-finite vertex");
+        let n = mesh.vertices.len();
+        assert!(
+            mesh.triangles.iter().flatten().all(|&i| (i as usize) < n),
+            "index out of range"
+        );
+    }
+    for instance in &model.instances {
+        assert!(instance.mesh < model.meshes.len(), "instance of a missing mesh");
+        assert!(instance.world_from_object.is_finite(), "non-finite transform");
+    }
+    if model.num_triangles_stored() < 20_000 {
+        model.to_scene().expect("a parsed model builds");
+    }
+}

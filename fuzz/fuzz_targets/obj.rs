@@ -1,0 +1,8 @@
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    common::check(raypick_io::obj::parse(data, &Default::default()));
+});
