@@ -219,6 +219,27 @@ fn check_glb_header(bytes: &[u8]) -> Result<(), LoadError> {
 fn validate(document: &gltf::Document) -> Result<(), LoadError> {
     use gltf::json::validation::{Error as Problem, Validate};
     let root = document.as_json();
+    // `gltf-json`'s primitive check indexes `accessors` with the POSITION index before its range is
+    // checked (a panic, found by fuzzing): check that range first.
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let position = primitive
+                .attributes
+                .get(&gltf::json::validation::Checked::Valid(Semantic::Positions));
+            if let Some(index) = position {
+                if index.value() >= root.accessors.len() {
+                    return Err(E.malformed(
+                        pointer(&[&"meshes", &m, &"primitives", &p, &"attributes", &"POSITION"]),
+                        format!(
+                            "accessor {} does not exist ({} accessors)",
+                            index.value(),
+                            root.accessors.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     let mut problems = Vec::new();
     root.validate(root, gltf::json::Path::new, &mut |path, problem| {
         problems.push((path(), problem));

@@ -124,6 +124,7 @@ pub fn parse(bytes: &[u8], options: &PlyOptions) -> Result<Model, LoadError> {
             "a PLY file starts with `ply` on its own line",
         ));
     }
+    check_header_numbers(bytes)?;
     let parser = Parser::<Element>::new();
     let mut cursor = Cursor::new(bytes);
     let header = parser.read_header(&mut cursor).map_err(|error| {
@@ -318,6 +319,36 @@ fn check_index(index: i64, vertex_count: usize) -> Option<u32> {
     u32::try_from(index)
         .ok()
         .filter(|&i| (i as usize) < vertex_count)
+}
+
+/// `ply-rs`'s header grammar parses the digits of `element` counts and `format` versions with
+/// `unwrap()`, so a number beyond `u64` panics inside it (found by fuzzing). Check those lines first.
+fn check_header_numbers(bytes: &[u8]) -> Result<(), LoadError> {
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let mut tokens = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty());
+        match tokens.next() {
+            Some(b"end_header") => return Ok(()),
+            Some(b"element" | b"format") => {
+                for run in line
+                    .split(|b| !b.is_ascii_digit())
+                    .filter(|r| !r.is_empty())
+                {
+                    let fits =
+                        std::str::from_utf8(run).is_ok_and(|digits| digits.parse::<u64>().is_ok());
+                    if !fits {
+                        return Err(E.malformed(
+                            Location::Line(index + 1),
+                            format!("the number {} is too large", String::from_utf8_lossy(run)),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The first line of a `ply-rs` error message (the rest repeats the input line).
@@ -517,6 +548,10 @@ mod tests {
             Err(LoadError::Empty { .. })
         ));
         assert!(parse(b"plyx\n", &PlyOptions::default()).is_err());
+        // Fuzz find: a count beyond u64 panicked inside ply-rs's header grammar.
+        let huge = HEADER.replace("element vertex 4", "element vertex 99999999999999999999");
+        let error = parse(huge.as_bytes(), &PlyOptions::default()).unwrap_err();
+        assert_eq!(error.location(), Some(&Location::Line(3)), "{error}");
         // A corrupt count must not make the parser spin: an element without properties.
         let spin = "ply\nformat binary_little_endian 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float z\nelement nothing 4000000000\nend_header\n";
         let error = parse(spin.as_bytes(), &PlyOptions::default()).unwrap_err();
