@@ -1,0 +1,188 @@
+//! numpy in and out: any array-like with the right last dimension in, C-contiguous numpy arrays
+//! shaped like the input's leading dimensions out.
+//!
+//! Inputs are copied into Rust vectors while the GIL is held (so another Python thread cannot
+//! change them under a query that runs detached), whatever their dtype, strides or memory order.
+
+use numpy::ndarray::IxDyn;
+use numpy::prelude::*;
+use numpy::{Element, PyArray, PyArrayDyn, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A float array read from Python: `data` holds `shape.iter().product() * last` values in C order.
+pub struct Floats {
+    /// The leading shape (everything but the last dimension).
+    pub lead: Vec<usize>,
+    /// The values, C order, as `f32`.
+    pub data: Vec<f32>,
+}
+
+impl Floats {
+    /// Number of rows (`product(lead)`).
+    pub fn rows(&self) -> usize {
+        self.lead.iter().product()
+    }
+}
+
+/// `obj` as a numpy array (arrays pass through, anything else goes through `numpy.asarray`).
+fn as_ndarray<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyUntypedArray>> {
+    if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        return Ok(a.clone());
+    }
+    let np = obj.py().import("numpy")?;
+    let a = np
+        .call_method1("asarray", (obj,))
+        .map_err(|e| PyValueError::new_err(format!("{name} must be an array of numbers: {e}")))?;
+    a.cast_into::<PyUntypedArray>()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be an array of numbers")))
+}
+
+fn shape_str(shape: &[usize]) -> String {
+    let inner: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if inner.len() == 1 {
+        format!("({},)", inner[0])
+    } else {
+        format!("({})", inner.join(", "))
+    }
+}
+
+fn dtype_str(a: &Bound<'_, PyUntypedArray>) -> String {
+    a.dtype()
+        .str()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// Copies `a` (any strides) into a C-order vector of `f32`.
+fn copy_as_f32(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<f32>> {
+    if let Ok(t) = a.cast::<PyArrayDyn<f32>>() {
+        let r = t.readonly();
+        return Ok(match r.as_slice() {
+            Ok(s) => s.to_vec(),
+            Err(_) => r.as_array().iter().copied().collect(),
+        });
+    }
+    if let Ok(t) = a.cast::<PyArrayDyn<f64>>() {
+        let r = t.readonly();
+        return Ok(match r.as_slice() {
+            Ok(s) => s.iter().map(|&x| x as f32).collect(),
+            Err(_) => r.as_array().iter().map(|&x| x as f32).collect(),
+        });
+    }
+    // float16, longdouble, integers: let numpy convert (value-preserving for what f32 can hold).
+    let converted = a.call_method1("astype", ("float64",))?;
+    copy_as_f32(converted.cast::<PyUntypedArray>()?)
+}
+
+/// Reads a real-valued array whose last dimension is `last` (`min_ndim` dimensions at least,
+/// `exact_ndim` exactly when given). Accepts float32 and float64 (any strides), other float widths
+/// and integers; rejects booleans, complex numbers, strings and objects with a `ValueError`.
+pub fn read_floats(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    last: usize,
+    exact_ndim: Option<usize>,
+) -> PyResult<Floats> {
+    let a = as_ndarray(obj, name)?;
+    let kind = a.dtype().kind();
+    if !matches!(kind, b'f' | b'i' | b'u') {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be a float32 or float64 array, got dtype {}",
+            dtype_str(&a)
+        )));
+    }
+    let shape = a.shape().to_vec();
+    let ndim_ok = match exact_ndim {
+        Some(n) => shape.len() == n,
+        None => !shape.is_empty(),
+    };
+    if !ndim_ok || shape.last() != Some(&last) {
+        let want = match exact_ndim {
+            Some(2) => format!("(N, {last})"),
+            Some(1) => format!("({last},)"),
+            _ => format!("(..., {last})"),
+        };
+        return Err(PyValueError::new_err(format!(
+            "{name} must have shape {want}, got {}",
+            shape_str(&shape)
+        )));
+    }
+    let data = copy_as_f32(&a)?;
+    Ok(Floats {
+        lead: shape[..shape.len() - 1].to_vec(),
+        data,
+    })
+}
+
+/// Reads a `(3,)` vector (a point or direction).
+pub fn read_vec3(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<glam::Vec3> {
+    let f = read_floats(obj, name, 3, Some(1))?;
+    Ok(glam::Vec3::from_slice(&f.data))
+}
+
+/// Reads an `(M, 3)` integer array of triangle indices and checks them against `num_vertices`.
+pub fn read_triangles(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    num_vertices: usize,
+) -> PyResult<Vec<[u32; 3]>> {
+    let a = as_ndarray(obj, name)?;
+    let kind = a.dtype().kind();
+    if !matches!(kind, b'i' | b'u') {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be an integer array (e.g. int32, int64, uint32), got dtype {}",
+            dtype_str(&a)
+        )));
+    }
+    let shape = a.shape().to_vec();
+    if shape.len() != 2 || shape[1] != 3 {
+        return Err(PyValueError::new_err(format!(
+            "{name} must have shape (M, 3), got {}",
+            shape_str(&shape)
+        )));
+    }
+    let converted = a.call_method1("astype", ("int64",))?;
+    let t = converted.cast::<PyArrayDyn<i64>>()?.readonly();
+    let view = t.as_array();
+    let mut out = Vec::with_capacity(shape[0]);
+    let mut tri = [0u32; 3];
+    for (k, &i) in view.iter().enumerate() {
+        if i < 0 || i as u64 >= num_vertices as u64 {
+            return Err(PyValueError::new_err(format!(
+                "{name}[{}, {}] = {i} is out of range for {num_vertices} vertices",
+                k / 3,
+                k % 3
+            )));
+        }
+        tri[k % 3] = i as u32;
+        if k % 3 == 2 {
+            out.push(tri);
+        }
+    }
+    Ok(out)
+}
+
+/// A numpy array of shape `lead + tail` from C-order `data`.
+pub fn to_numpy<'py, T: Element>(
+    py: Python<'py>,
+    data: Vec<T>,
+    lead: &[usize],
+    tail: &[usize],
+) -> PyResult<Bound<'py, PyArrayDyn<T>>> {
+    let mut shape = lead.to_vec();
+    shape.extend_from_slice(tail);
+    PyArray::from_vec(py, data).reshape(IxDyn(&shape))
+}
+
+/// Sets `dict[key] = to_numpy(data, lead, tail)`.
+pub fn put<T: Element>(
+    dict: &Bound<'_, PyDict>,
+    key: &str,
+    data: Vec<T>,
+    lead: &[usize],
+    tail: &[usize],
+) -> PyResult<()> {
+    dict.set_item(key, to_numpy(dict.py(), data, lead, tail)?)
+}

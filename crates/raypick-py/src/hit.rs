@@ -1,0 +1,68 @@
+//! `raypick.Hit`: one hit, as returned by `Scene.pick`.
+
+use pyo3::prelude::*;
+use raypick::Hit;
+
+/// One ray hit (returned by :meth:`Scene.pick`).
+///
+/// Attributes:
+///     t: ray parameter of the hit (for a camera ray: world distance from the near plane).
+///     point: world-space hit point ``(x, y, z)``.
+///     normal: unit geometric normal in world space ``(x, y, z)``.
+///     u, v: barycentrics (``u`` weights the triangle's second vertex, ``v`` its third; 0 for
+///         spheres).
+///     primitive_id: triangle or sphere index in its geometry.
+///     geometry_id: geometry id (inside the placed scene for an instanced hit).
+///     instance_id: the instance's geometry id, or ``None`` when not instanced.
+///     geometry_name: the hit geometry's name, or ``None``.
+#[pyclass(name = "Hit", module = "raypick._raypick", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct PyHit {
+    t: f32,
+    point: (f32, f32, f32),
+    normal: (f32, f32, f32),
+    u: f32,
+    v: f32,
+    primitive_id: u32,
+    geometry_id: u32,
+    instance_id: Option<u32>,
+    geometry_name: Option<String>,
+}
+
+impl PyHit {
+    /// A Python hit from a Rust one; `geometry_id` is the id to report (see `Built::geometry_id`).
+    pub fn new(h: &Hit, geometry_id: u32, geometry_name: Option<String>) -> Self {
+        Self {
+            t: h.t,
+            point: h.point.into(),
+            normal: h.normal.into(),
+            u: h.u,
+            v: h.v,
+            primitive_id: h.prim,
+            geometry_id,
+            instance_id: h.instance,
+            geometry_name,
+        }
+    }
+}
+
+#[pymethods]
+impl PyHit {
+    fn __repr__(&self) -> String {
+        format!(
+            "raypick.Hit(t={}, point={:?}, normal={:?}, u={}, v={}, primitive_id={}, geometry_id={}, instance_id={}, geometry_name={})",
+            self.t,
+            self.point,
+            self.normal,
+            self.u,
+            self.v,
+            self.primitive_id,
+            self.geometry_id,
+            self.instance_id
+                .map_or_else(|| "None".to_owned(), |i| i.to_string()),
+            self.geometry_name
+                .as_deref()
+                .map_or_else(|| "None".to_owned(), |n| format!("{n:?}"))
+        )
+    }
+}
