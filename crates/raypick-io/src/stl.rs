@@ -8,8 +8,9 @@
 //! anything else is a binary file of the wrong size (truncated, or with trailing bytes).
 //!
 //! # Why not only `stl_io`
-//! `stl_io` 0.11 picks ASCII whenever the first line starts with `solid `, so it rejects binary files
-//! with such headers; its ASCII reader stops at the first `endsolid` (a second `solid` block is lost
+//! `stl_io` 0.11 picks ASCII whenever the first line (read as UTF-8) starts with `solid `, so it
+//! rejects a binary file whose header is such a text line (`idler_riser.STL` escapes only because
+//! its bytes are not UTF-8 before the first newline; see `tests/crate_traps.rs`); its ASCII reader stops at the first `endsolid` (a second `solid` block is lost
 //! silently), requires a name after `solid`, and its errors carry no line numbers. Its binary record
 //! reader is right, so it is used for binary files (behind a view that blanks the header, so its
 //! own probe cannot mistake the header for ASCII) and a small ASCII parser lives here.
