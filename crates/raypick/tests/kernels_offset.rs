@@ -47,7 +47,14 @@ fn offset_hand_checked() {
     assert_eq!(q.z, 0.01);
     let q = offset_ray_origin(Vec3::new(0.0, 0.02, -0.0), Vec3::new(0.0, -1.0, 1.0));
     assert_eq!(q, Vec3::new(0.0, 0.02 - 1.0 / 65536.0, 1.0 / 65536.0));
-    assert!(OFFSET_ORIGIN == 1.0 / 32.0);
+    // At |p| = 1/32 the integer offset applies; just below it, the float offset.
+    let at = offset_ray_origin(Vec3::splat(OFFSET_ORIGIN), Vec3::X).x;
+    assert_eq!(at, f32::from_bits((1.0f32 / 32.0).to_bits() + 256));
+    let below = f32::from_bits(OFFSET_ORIGIN.to_bits() - 1);
+    assert_eq!(
+        offset_ray_origin(Vec3::splat(below), Vec3::X).x,
+        below + 1.0 / 65536.0
+    );
     // Non-finite input: no panic.
     let _ = offset_ray_origin(
         Vec3::new(f32::NAN, f32::INFINITY, f32::MAX),
