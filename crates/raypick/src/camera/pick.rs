@@ -89,7 +89,7 @@ pub fn pick_with(scene: &Scene, camera: &Camera, pixel: Vec2, opts: &QueryOption
 /// Spacing of the tolerance samples, in pixels: rings 0.5 px apart with samples at most 0.5 px
 /// apart along each ring, so every disc of diameter ≥ 1 px inside the tolerance radius (a point
 /// sprite, a thin line's width) contains a sample.
-const TOLERANCE_STEP_PX: f32 = 0.5;
+pub const TOLERANCE_STEP_PX: f32 = 0.5;
 
 /// Like [`pick`], but also finds things up to `radius_px` pixels from `pixel` (small spheres,
 /// points, thin parts): rays are cast at the centre and on concentric rings

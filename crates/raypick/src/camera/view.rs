@@ -151,6 +151,49 @@ impl Camera {
         Self::look_at(eye, center, up, projection, viewport)
     }
 
+    /// Places an orthographic camera looking along `view_dir` whose view volume holds the bounding
+    /// sphere of `bounds`: the view is `2r` across in its narrower dimension, the eye sits `2r`
+    /// from the centre, and near / far are `r` and `3r` widened by 1/64 (as
+    /// [`Camera::frame_bounds`]).
+    pub fn frame_bounds_orthographic(
+        bounds: Aabb,
+        view_dir: Vec3,
+        up: Vec3,
+        viewport: Viewport,
+        clip_space: ClipSpace,
+    ) -> Result<Self, CameraError> {
+        viewport.validate()?;
+        if bounds.is_empty() || !bounds.min.is_finite() || !bounds.max.is_finite() {
+            return Err(CameraError::EmptyBounds);
+        }
+        let dir = view_dir.normalize_or_zero();
+        if dir == Vec3::ZERO || !dir.is_finite() {
+            return Err(CameraError::DegenerateLookAt(
+                "view_dir is zero or not finite",
+            ));
+        }
+        let center = bounds.center();
+        // As in frame_bounds: 16 ulps of the position keep a point's near and far planes apart.
+        let min_radius = 16.0 * f32::EPSILON * center.abs().max_element().max(1.0);
+        let r = (0.5 * bounds.extent().length()).max(min_radius);
+        let margin = 1.0 / 64.0;
+        let aspect = viewport.aspect();
+        let height = if aspect >= 1.0 {
+            2.0 * r
+        } else {
+            2.0 * r / aspect
+        } * (1.0 + margin);
+        let projection = Projection::orthographic_symmetric(
+            height,
+            aspect,
+            r * (1.0 - margin),
+            3.0 * r * (1.0 + margin),
+            clip_space,
+        )?;
+        let eye = center - dir * (2.0 * r);
+        Self::look_at(eye, center, up, projection, viewport)
+    }
+
     /// The same camera reading window coordinates with another pixel origin.
     #[must_use]
     pub fn with_pixel_origin(mut self, pixel_origin: PixelOrigin) -> Self {
@@ -220,7 +263,7 @@ impl Camera {
             .unwrap_or(Vec3::NAN)
     }
 
-    /// World point at window position `(x, y, depth)` (see [`unproject`](super::unproject)).
+    /// World point at window position `(x, y, depth)` (see [`unproject`](fn@super::unproject)).
     pub fn unproject(&self, window: Vec3) -> Option<Vec3> {
         if !window.is_finite() {
             return None;
@@ -236,7 +279,7 @@ impl Camera {
         .filter(|p| p.is_finite())
     }
 
-    /// Window position `(x, y, depth)` of a world point (see [`project`](super::project)).
+    /// Window position `(x, y, depth)` of a world point (see [`project`](fn@super::project)).
     pub fn project(&self, p_world: Vec3) -> Option<Vec3> {
         project_d(
             p_world,
