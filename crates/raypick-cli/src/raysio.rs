@@ -34,13 +34,19 @@ pub enum RaysError {
 }
 
 fn format_err(path: &Path, what: impl Into<String>) -> RaysError {
-    RaysError::Format { path: path.display().to_string(), what: what.into() }
+    RaysError::Format {
+        path: path.display().to_string(),
+        what: what.into(),
+    }
 }
 
 /// Reads rays from a `.rays` or `.npy` file (chosen by the `.npy` magic bytes, not the extension).
 /// Every ray gets `t ∈ [0, ∞)`.
 pub fn read_rays(path: &Path) -> Result<Vec<Ray>, RaysError> {
-    let bytes = std::fs::read(path).map_err(|source| RaysError::Io { path: path.display().to_string(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| RaysError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     if bytes.starts_with(b"\x93NUMPY") {
         read_npy(path, &bytes)
     } else {
@@ -49,7 +55,8 @@ pub fn read_rays(path: &Path) -> Result<Vec<Ray>, RaysError> {
 }
 
 fn rows_to_rays(rows: impl Iterator<Item = [f32; 6]>) -> Vec<Ray> {
-    rows.map(|r| Ray::new(Vec3::new(r[0], r[1], r[2]), Vec3::new(r[3], r[4], r[5]))).collect()
+    rows.map(|r| Ray::new(Vec3::new(r[0], r[1], r[2]), Vec3::new(r[3], r[4], r[5])))
+        .collect()
 }
 
 fn read_raw(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
@@ -75,34 +82,63 @@ fn read_raw(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
 }
 
 fn read_npy(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
-    let npy = npyz::NpyFile::new(bytes).map_err(|e| format_err(path, format!("bad .npy header: {e}")))?;
+    let npy =
+        npyz::NpyFile::new(bytes).map_err(|e| format_err(path, format!("bad .npy header: {e}")))?;
     let shape = npy.shape().to_vec();
     if shape.len() != 2 || shape[1] != 6 {
-        return Err(format_err(path, format!("expected an array of shape (N, 6), found {shape:?}")));
+        return Err(format_err(
+            path,
+            format!("expected an array of shape (N, 6), found {shape:?}"),
+        ));
     }
     if npy.order() != npyz::Order::C {
-        return Err(format_err(path, "Fortran-ordered arrays are not supported; save with np.ascontiguousarray"));
+        return Err(format_err(
+            path,
+            "Fortran-ordered arrays are not supported; save with np.ascontiguousarray",
+        ));
     }
     let dtype = npy.dtype();
     let n = shape[0] as usize;
     let flat: Vec<f32> = match &dtype {
-        npyz::DType::Plain(ts) if ts.type_char() == npyz::TypeChar::Float && ts.size_field() == 4 => npy
-            .into_vec::<f32>()
-            .map_err(|e| format_err(path, format!("reading float32 data: {e}")))?,
-        npyz::DType::Plain(ts) if ts.type_char() == npyz::TypeChar::Float && ts.size_field() == 8 => npy
-            .into_vec::<f64>()
-            .map_err(|e| format_err(path, format!("reading float64 data: {e}")))?
-            .into_iter()
-            .map(|x| x as f32)
-            .collect(),
+        npyz::DType::Plain(ts)
+            if ts.type_char() == npyz::TypeChar::Float && ts.size_field() == 4 =>
+        {
+            npy.into_vec::<f32>()
+                .map_err(|e| format_err(path, format!("reading float32 data: {e}")))?
+        }
+        npyz::DType::Plain(ts)
+            if ts.type_char() == npyz::TypeChar::Float && ts.size_field() == 8 =>
+        {
+            npy.into_vec::<f64>()
+                .map_err(|e| format_err(path, format!("reading float64 data: {e}")))?
+                .into_iter()
+                .map(|x| x as f32)
+                .collect()
+        }
         other => {
-            return Err(format_err(path, format!("expected float32 or float64 data, found dtype {}", other.descr())))
+            return Err(format_err(
+                path,
+                format!(
+                    "expected float32 or float64 data, found dtype {}",
+                    other.descr()
+                ),
+            ))
         }
     };
     if flat.len() != n * 6 {
-        return Err(format_err(path, format!("expected {} values, found {} (truncated file?)", n * 6, flat.len())));
+        return Err(format_err(
+            path,
+            format!(
+                "expected {} values, found {} (truncated file?)",
+                n * 6,
+                flat.len()
+            ),
+        ));
     }
-    Ok(rows_to_rays(flat.chunks_exact(6).map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]])))
+    Ok(rows_to_rays(
+        flat.chunks_exact(6)
+            .map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]]),
+    ))
 }
 
 /// One named array of an `.npz` archive.
@@ -111,9 +147,13 @@ pub enum NpzArray<'a> {
     F32(&'a [f32]),
     /// int64 values.
     I64(&'a [i64]),
+    /// Booleans (numpy `bool`).
+    Bool(&'a [bool]),
 }
 
-fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(values: &[T]) -> std::io::Result<Vec<u8>> {
+fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+    values: &[T],
+) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     {
         let mut w = npyz::WriteOptions::<T>::new()
@@ -129,7 +169,10 @@ fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(values: &[T]) -> s
 
 /// Writes a numpy `.npz` archive (uncompressed zip of `.npy` files), one 1-D array per name.
 pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), RaysError> {
-    let io = |source| RaysError::Io { path: path.display().to_string(), source };
+    let io = |source| RaysError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)
@@ -138,11 +181,16 @@ pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), Ray
         let data = match array {
             NpzArray::F32(v) => npy_bytes(v),
             NpzArray::I64(v) => npy_bytes(v),
+            NpzArray::Bool(v) => npy_bytes(v),
         }
         .map_err(io)?;
-        zip.start_file(format!("{name}.npy"), opts).map_err(|e| format_err(path, e.to_string()))?;
+        zip.start_file(format!("{name}.npy"), opts)
+            .map_err(|e| format_err(path, e.to_string()))?;
         zip.write_all(&data).map_err(io)?;
     }
-    let buf = zip.finish().map_err(|e| format_err(path, e.to_string()))?.into_inner();
+    let buf = zip
+        .finish()
+        .map_err(|e| format_err(path, e.to_string()))?
+        .into_inner();
     std::fs::write(path, buf).map_err(io)
 }

@@ -77,14 +77,18 @@ pub fn icosphere(levels: u32) -> MeshData {
         }
         triangles = next;
     }
-    MeshData { vertices, triangles }
+    MeshData {
+        vertices,
+        triangles,
+    }
 }
 
 /// A closed tube of radius `tube` around the curve `center(s)`, `s ∈ [0, 1)` periodic, with `segments`
 /// rings of `sides` vertices. The frame follows the curve by parallel transport.
 fn tube(center: impl Fn(f32) -> Vec3, tube: f32, segments: u32, sides: u32) -> MeshData {
     let point = |i: u32| center(i as f32 / segments as f32);
-    let tangent = |i: u32| (point((i + 1) % segments) - point((i + segments - 1) % segments)).normalize();
+    let tangent =
+        |i: u32| (point((i + 1) % segments) - point((i + segments - 1) % segments)).normalize();
     // Parallel transport of a normal along the curve, then the closing twist spread evenly.
     let t0 = tangent(0);
     let mut n = t0.any_orthonormal_vector();
@@ -112,28 +116,53 @@ fn tube(center: impl Fn(f32) -> Vec3, tube: f32, segments: u32, sides: u32) -> M
         let i1 = (i + 1) % segments;
         for j in 0..sides {
             let j1 = (j + 1) % sides;
-            let (a, b, c, d) = (i * sides + j, i1 * sides + j, i1 * sides + j1, i * sides + j1);
+            let (a, b, c, d) = (
+                i * sides + j,
+                i1 * sides + j,
+                i1 * sides + j1,
+                i * sides + j1,
+            );
             // (b - a) runs along the curve and (d - a) around the tube: their cross product
             // points inward, so a → c → b is the outward winding.
             triangles.push([a, c, b]);
             triangles.push([a, d, c]);
         }
     }
-    MeshData { vertices, triangles }
+    MeshData {
+        vertices,
+        triangles,
+    }
 }
 
 /// A torus around the y axis: ring radius `major`, tube radius `minor`.
 pub fn torus(major: f32, minor: f32, segments: u32, sides: u32) -> MeshData {
-    tube(|s| major * Vec3::new((TAU * s).cos(), 0.0, -(TAU * s).sin()), minor, segments, sides)
+    tube(
+        |s| major * Vec3::new((TAU * s).cos(), 0.0, -(TAU * s).sin()),
+        minor,
+        segments,
+        sides,
+    )
 }
 
 /// A (p, q) torus knot tube.
-pub fn torus_knot(p: u32, q: u32, scale: f32, tube_radius: f32, segments: u32, sides: u32) -> MeshData {
+pub fn torus_knot(
+    p: u32,
+    q: u32,
+    scale: f32,
+    tube_radius: f32,
+    segments: u32,
+    sides: u32,
+) -> MeshData {
     tube(
         |s| {
             let phi = TAU * s;
             let r = 2.0 + (q as f32 * phi).cos();
-            scale * Vec3::new(r * (p as f32 * phi).cos(), -(q as f32 * phi).sin(), r * (p as f32 * phi).sin())
+            scale
+                * Vec3::new(
+                    r * (p as f32 * phi).cos(),
+                    -(q as f32 * phi).sin(),
+                    r * (p as f32 * phi).sin(),
+                )
         },
         tube_radius,
         segments,
@@ -162,17 +191,39 @@ pub fn ground(size: f32, cells: u32) -> MeshData {
             triangles.push([a, c, b]);
         }
     }
-    MeshData { vertices, triangles }
+    MeshData {
+        vertices,
+        triangles,
+    }
 }
 
 /// An axis-aligned box from `-half` to `half`.
 pub fn cuboid(half: Vec3) -> MeshData {
     let vertices = (0..8)
-        .map(|i| Vec3::new(if i & 1 == 0 { -1.0 } else { 1.0 }, if i & 2 == 0 { -1.0 } else { 1.0 }, if i & 4 == 0 { -1.0 } else { 1.0 }) * half)
+        .map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { -1.0 } else { 1.0 },
+                if i & 2 == 0 { -1.0 } else { 1.0 },
+                if i & 4 == 0 { -1.0 } else { 1.0 },
+            ) * half
+        })
         .collect();
-    let quads = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
-    let triangles = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
-    MeshData { vertices, triangles }
+    let quads = [
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+    ];
+    let triangles = quads
+        .iter()
+        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+        .collect();
+    MeshData {
+        vertices,
+        triangles,
+    }
 }
 
 #[cfg(test)]
@@ -184,7 +235,10 @@ mod tests {
     fn signed_volume(m: &MeshData) -> f32 {
         m.triangles
             .iter()
-            .map(|&[a, b, c]| m.vertices[a as usize].dot(m.vertices[b as usize].cross(m.vertices[c as usize])) / 6.0)
+            .map(|&[a, b, c]| {
+                m.vertices[a as usize].dot(m.vertices[b as usize].cross(m.vertices[c as usize]))
+                    / 6.0
+            })
             .sum()
     }
 
@@ -196,7 +250,9 @@ mod tests {
                 *edges.entry((x, y)).or_insert(0) += 1;
             }
         }
-        edges.iter().all(|(&(x, y), &n)| n == 1 && edges.get(&(y, x)) == Some(&1))
+        edges
+            .iter()
+            .all(|(&(x, y), &n)| n == 1 && edges.get(&(y, x)) == Some(&1))
     }
 
     #[test]
@@ -231,7 +287,8 @@ mod tests {
     fn ground_faces_up() {
         let g = ground(10.0, 4);
         for &[a, b, c] in &g.triangles {
-            let n = (g.vertices[b as usize] - g.vertices[a as usize]).cross(g.vertices[c as usize] - g.vertices[a as usize]);
+            let n = (g.vertices[b as usize] - g.vertices[a as usize])
+                .cross(g.vertices[c as usize] - g.vertices[a as usize]);
             assert!(n.y > 0.0);
         }
     }
