@@ -143,6 +143,10 @@ pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
             ));
         }
         let world = parent_world * local;
+        // Finite factors can still multiply to infinity (huge scales nested).
+        if let Some(bad) = world.to_cols_array().into_iter().find(|v| !v.is_finite()) {
+            return Err(E.non_finite(pointer(&[&"nodes", &index]), f64::from(bad)));
+        }
         if let Some(mesh) = node.mesh() {
             let slot = match mesh_slots[mesh.index()] {
                 Some(slot) => slot,

@@ -20,8 +20,9 @@
 //! - Vertex references may be `v`, `v/vt`, `v//vn` or `v/vt/vn`; only `v` is used, the others must
 //!   still be integers. Negative indices count back from the last `v` read so far (`-1` is the
 //!   latest); positive ones are 1-based and checked against the final vertex count.
-//! - `v x y z [w]`: a fourth value (rational weight) or colours after `x y z` are ignored; every
-//!   coordinate must be finite.
+//! - `v x y z [w]`: a fourth value (rational weight) or colours `r g b [a]` after `x y z` are
+//!   ignored; anything else after them is an error (a file with bare-CR line ends would otherwise
+//!   read as one long line). Every coordinate must be finite.
 //! - `l`, `p`, curves, materials, `vt`, `vn` and unknown statements are ignored; `#` starts a comment
 //!   anywhere on a line. Line continuations (`\` at the end of a line) are not supported.
 
@@ -116,6 +117,15 @@ pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
                     if !value.is_finite() {
                         return Err(E.non_finite(Location::Line(line_number), f64::from(*value)));
                     }
+                }
+                // After x y z only a weight `w` or a colour `r g b [a]` may follow; anything else
+                // (e.g. a second `v` on a line ended by a bare CR) would be dropped silently.
+                let extra: Vec<&[u8]> = tokens.collect();
+                if extra.len() > 4 || extra.iter().any(|token| parse_f32(token).is_none()) {
+                    return Err(E.malformed(
+                        Location::Line(line_number),
+                        "`v` takes x y z and optionally w or r g b [a]; found more",
+                    ));
                 }
                 positions.push(Vec3::from_array(xyz));
             }
@@ -387,6 +397,7 @@ mod tests {
             ("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1/2/3/4 2 3\n", 4),
             ("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1/a 2 3\n", 4),
             ("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 99999999999\n", 4),
+            ("v 0 0 0\rv 1 0 0\rv 1 1 0\rf 1 2 3\r", 1),
         ];
         for (text, line) in cases {
             let error = parse_str(text).expect_err(text);

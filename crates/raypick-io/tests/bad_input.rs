@@ -560,3 +560,17 @@ fn gltf_position_accessor_out_of_range() {
         "{error}"
     );
 }
+
+#[test]
+fn gltf_transforms_that_overflow_when_composed() {
+    // Each scale is finite; their product is not.
+    let nodes =
+        r#"[{"children":[1],"scale":[1e30,1e30,1e30]},{"mesh":0,"scale":[1e30,1e30,1e30]}]"#;
+    let error = gltf::parse(
+        &tiny_gltf(&QUAD, &[0, 1, 2], "", nodes),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, LoadError::NonFinite { .. }), "{error}");
+    assert_eq!(error.location(), Some(&Location::Json("/nodes/1".into())));
+}
