@@ -5,7 +5,9 @@
 //!   mesh. A hit has `geom` = mesh index and `instance = None`.
 //! - A model with instances (glTF): each mesh that is used becomes a small scene of its own
 //!   (geometry 0, named by the mesh), shared through an `Arc`; instance `j` is top-level geometry
-//!   `j`, named by the node. A hit has `instance = Some(j)` and `geom = 0`.
+//!   `j`, named by the node. A hit has `instance = Some(j)` and `geom = 0`. An instance whose
+//!   transform is singular (a glTF zero scale) cannot be traversed through its inverse: its mesh
+//!   is transformed into world space and added as top-level mesh `j` instead (a note says so).
 //!
 //! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
 
@@ -63,6 +65,13 @@ impl Loaded {
     }
 }
 
+/// Whether the scene engine can traverse an instance with this transform: it needs the inverse
+/// in f32 (the same test as `SceneBuilder::build`, which refuses the others).
+fn invertible(world_from_object: &glam::Affine3A) -> bool {
+    let det = world_from_object.matrix3.determinant();
+    det != 0.0 && det.is_finite() && world_from_object.inverse().is_finite()
+}
+
 impl Model {
     /// Builds the scene (see the module docs for its layout), consuming the model.
     pub fn into_loaded(self, format: Format) -> Result<Loaded, LoadError> {
@@ -72,6 +81,7 @@ impl Model {
         };
         let mesh_names: Vec<String> = self.meshes.iter().map(|m| m.name.clone()).collect();
         let mut builder = SceneBuilder::new();
+        let mut extra_notes = Vec::new();
         let (geometry_names, geometry_mesh) = if self.instances.is_empty() {
             for mesh in self.meshes {
                 let id = builder
@@ -80,9 +90,14 @@ impl Model {
             }
             (mesh_names.clone(), (0..mesh_names.len()).collect())
         } else {
+            let mut notes = Vec::new();
             let mut used = vec![false; self.meshes.len()];
+            // An instance whose transform cannot be inverted in f32 (e.g. a glTF zero scale,
+            // which the specification allows) cannot be traversed as an instance: its mesh is
+            // baked into world space instead, as a plain top-level mesh.
+            let mut baked: Vec<Option<TriMesh>> = Vec::with_capacity(self.instances.len());
             for (index, instance) in self.instances.iter().enumerate() {
-                let Some(flag) = used.get_mut(instance.mesh) else {
+                let Some(mesh) = self.meshes.get(instance.mesh) else {
                     return Err(LoadError::InvalidModel {
                         message: format!(
                             "instance {index} ({:?}) uses mesh {}, the model has {}",
@@ -92,7 +107,24 @@ impl Model {
                         ),
                     });
                 };
-                *flag = true;
+                if invertible(&instance.world_from_object) {
+                    used[instance.mesh] = true;
+                    baked.push(None);
+                } else {
+                    notes.push(format!(
+                        "instance {index} ({:?}): singular transform, mesh baked into world space",
+                        instance.name
+                    ));
+                    let vertices = mesh
+                        .vertices
+                        .iter()
+                        .map(|&v| instance.world_from_object.transform_point3(v))
+                        .collect();
+                    baked.push(Some(
+                        TriMesh::new(vertices, mesh.triangles.clone())
+                            .with_name(instance.name.clone()),
+                    ));
+                }
             }
             let mut sub_scenes: Vec<Option<Arc<Scene>>> = Vec::with_capacity(self.meshes.len());
             for (mesh, used) in self.meshes.into_iter().zip(used) {
@@ -106,16 +138,20 @@ impl Model {
             }
             let mut names = Vec::with_capacity(self.instances.len());
             let mut meshes = Vec::with_capacity(self.instances.len());
-            for instance in self.instances {
-                // Every instanced mesh was checked and built above.
-                let Some(Some(sub)) = sub_scenes.get(instance.mesh) else {
-                    continue;
+            for (instance, baked) in self.instances.into_iter().zip(baked) {
+                let id = match (baked, sub_scenes.get(instance.mesh)) {
+                    (Some(mesh), _) => builder.add_mesh(mesh),
+                    (None, Some(Some(sub))) => {
+                        builder.add_instance(Arc::clone(sub), instance.world_from_object)
+                    }
+                    // Every non-baked instance's mesh was checked and built above.
+                    (None, _) => continue,
                 };
-                let id = builder.add_instance(Arc::clone(sub), instance.world_from_object);
                 builder.set_name(id, instance.name.clone());
                 names.push(instance.name);
                 meshes.push(instance.mesh);
             }
+            extra_notes = notes;
             (names, meshes)
         };
         Ok(Loaded {
@@ -124,7 +160,7 @@ impl Model {
             geometry_names,
             geometry_mesh,
             mesh_names,
-            notes: self.notes,
+            notes: self.notes.into_iter().chain(extra_notes).collect(),
         })
     }
 

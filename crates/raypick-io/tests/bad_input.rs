@@ -521,7 +521,7 @@ fn garbage_and_mutations_never_panic_or_load_wrong() {
 }
 
 /// Every input the fuzzers (`fuzz/`) made crash, kept in `tests/fuzz-regressions/` and named
-/// `<format>-<what>`: each must now be a typed error from its parser and from format detection.
+/// `<format>-<what>`: each must now be a typed error, or a valid model whose scene builds.
 #[test]
 fn fuzz_finds_stay_fixed() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuzz-regressions");
@@ -537,9 +537,13 @@ fn fuzz_finds_stay_fixed() {
             "obj" => obj::parse(&bytes, &Default::default()),
             other => panic!("{name}: unknown format prefix {other}"),
         };
-        assert!(direct.is_err(), "{name} loaded");
-        if let Ok(model) = parse_any(&bytes, "bin") {
-            assert_valid(&model, &name);
+        for result in [direct, parse_any(&bytes, "bin")] {
+            if let Ok(model) = result {
+                assert_valid(&model, &name);
+                model
+                    .to_scene()
+                    .unwrap_or_else(|error| panic!("{name}: {error}"));
+            }
         }
         count += 1;
     }
@@ -573,4 +577,30 @@ fn gltf_transforms_that_overflow_when_composed() {
     .unwrap_err();
     assert!(matches!(error, LoadError::NonFinite { .. }), "{error}");
     assert_eq!(error.location(), Some(&Location::Json("/nodes/1".into())));
+}
+
+#[test]
+fn gltf_zero_scale_instances_are_baked_not_refused() {
+    // Fuzz find: a node with a zero scale (legal glTF) made the scene builder refuse the instance.
+    let nodes = r#"[{"mesh":0,"name":"flat","scale":[1,1,0]},{"mesh":0,"name":"gone","scale":[0,0,0]},{"mesh":0,"name":"moved","translation":[5,0,0]}]"#;
+    let mut text = String::from_utf8(tiny_gltf(&QUAD, &[0, 1, 2, 0, 2, 3], "", nodes)).unwrap();
+    text = text.replace(r#""nodes":[0]"#, r#""nodes":[0,1,2]"#);
+    let model = gltf::parse(text.as_bytes(), &Default::default()).unwrap();
+    let loaded = model.into_loaded(raypick_io::Format::Gltf).unwrap();
+    assert_eq!(loaded.geometry_names, ["flat", "gone", "moved"]);
+    assert_eq!(
+        loaded
+            .notes
+            .iter()
+            .filter(|n| n.contains("singular"))
+            .count(),
+        2
+    );
+    let down = raypick::glam::Vec3::new(0.0, 0.0, -1.0);
+    for (x, name) in [(0.25, "flat"), (5.25, "moved")] {
+        let ray = raypick::Ray::new(raypick::glam::Vec3::new(x, 0.25, 1.0), down);
+        let hit = loaded.scene.intersect(&ray).expect(name);
+        assert_eq!(loaded.name_of(&hit), Some(name));
+        assert!((hit.t - 1.0).abs() < 1e-6);
+    }
 }
