@@ -154,28 +154,51 @@ impl Frustum {
         if self.empty {
             return false;
         }
-        let mut poly: Vec<DVec3> = vec![v0.as_dvec3(), v1.as_dvec3(), v2.as_dvec3()];
-        if poly.iter().any(|p| !p.is_finite()) {
+        let (a, b, c) = (v0.as_dvec3(), v1.as_dvec3(), v2.as_dvec3());
+        if !(a.is_finite() && b.is_finite() && c.is_finite()) {
             return false;
         }
-        let mut next = Vec::with_capacity(9);
+        // Quick answers: all three vertices outside one plane (reject), or inside every plane
+        // (accept); otherwise clip. A triangle clipped by k planes has at most 3 + k vertices.
+        let mut all_inside = true;
         for &plane in &self.planes {
-            next.clear();
-            let n = poly.len();
+            let s = [
+                Self::eval(plane, a),
+                Self::eval(plane, b),
+                Self::eval(plane, c),
+            ];
+            if s.iter().all(|&si| si < 0.0) {
+                return false;
+            }
+            all_inside &= s.iter().all(|&si| si >= 0.0);
+        }
+        if all_inside {
+            return true;
+        }
+        const MAX: usize = 3 + 8;
+        let mut poly = [DVec3::ZERO; MAX];
+        let mut next = [DVec3::ZERO; MAX];
+        poly[..3].copy_from_slice(&[a, b, c]);
+        let mut n = 3;
+        for &plane in &self.planes {
+            let mut m = 0;
             for i in 0..n {
-                let (a, b) = (poly[i], poly[(i + 1) % n]);
-                let (sa, sb) = (Self::eval(plane, a), Self::eval(plane, b));
-                if sa >= 0.0 {
-                    next.push(a);
+                let (p, q) = (poly[i], poly[(i + 1) % n]);
+                let (sp, sq) = (Self::eval(plane, p), Self::eval(plane, q));
+                if sp >= 0.0 && m < MAX {
+                    next[m] = p;
+                    m += 1;
                 }
-                if (sa > 0.0 && sb < 0.0) || (sa < 0.0 && sb > 0.0) {
-                    next.push(a + (b - a) * (sa / (sa - sb)));
+                if ((sp > 0.0 && sq < 0.0) || (sp < 0.0 && sq > 0.0)) && m < MAX {
+                    next[m] = p + (q - p) * (sp / (sp - sq));
+                    m += 1;
                 }
             }
-            if next.is_empty() {
+            if m == 0 {
                 return false;
             }
             std::mem::swap(&mut poly, &mut next);
+            n = m;
         }
         true
     }
