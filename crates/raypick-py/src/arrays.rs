@@ -59,16 +59,17 @@ fn dtype_str(a: &Bound<'_, PyUntypedArray>) -> String {
 fn copy_as_f32(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<f32>> {
     if let Ok(t) = a.cast::<PyArrayDyn<f32>>() {
         let r = t.readonly();
+        // `as_slice` also accepts Fortran-contiguous arrays (memory order): only C order is row order.
         return Ok(match r.as_slice() {
-            Ok(s) => s.to_vec(),
-            Err(_) => r.as_array().iter().copied().collect(),
+            Ok(s) if t.is_c_contiguous() => s.to_vec(),
+            _ => r.as_array().iter().copied().collect(),
         });
     }
     if let Ok(t) = a.cast::<PyArrayDyn<f64>>() {
         let r = t.readonly();
         return Ok(match r.as_slice() {
-            Ok(s) => s.iter().map(|&x| x as f32).collect(),
-            Err(_) => r.as_array().iter().map(|&x| x as f32).collect(),
+            Ok(s) if t.is_c_contiguous() => s.iter().map(|&x| x as f32).collect(),
+            _ => r.as_array().iter().map(|&x| x as f32).collect(),
         });
     }
     // float16, longdouble, integers: let numpy convert (value-preserving for what f32 can hold).

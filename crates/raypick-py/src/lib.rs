@@ -53,5 +53,7 @@ fn _raypick(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add("INVALID_ID", scene::INVALID_ID)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // bench/compare.py warns when it would time a debug build.
+    m.add("__debug_build__", cfg!(debug_assertions))?;
     Ok(())
 }

@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""raypick next to Embree (embreex), Open3D and trimesh, in one process, on the shared workload.
+
+    .venv/bin/python bench/compare.py                 # the full 1M-ray sets
+    .venv/bin/python bench/compare.py --rays 100000   # an evenly spaced subset (development)
+    .venv/bin/python bench/compare.py --build         # first build raypick in release (maturin)
+
+What it does (see ../shared/BENCHMARKS.md for the workload):
+- installs embreex, open3d and trimesh into this Python if they are missing (pip); an engine whose
+  package has no wheel for this Python, or fails to import, is reported and skipped;
+- loads ../shared/data/obj/stanford-bunny.obj with raypick and gives every engine the same float32
+  vertices and triangles (so triangle ids agree);
+- makes the two shared ray sets with ../shared/tools/make_rays.py (cached in bench/out/);
+- times closest hit and occlusion (any hit) per engine: warm-up, then the median of --repeat runs
+  (≥ 5), with 1 thread and with all threads where the engine allows it (embreex has no thread
+  setting: its all-threads rows split the batch over threads by hand, as in the anchors);
+- checks that all engines agree with raypick on hit/miss and on the nearest triangle (rays that
+  differ are checked in f64: a ray grazing an edge may go either way);
+- prints the Mrays/s table and the ratios raypick / engine.
+"""
+
+import argparse
+import datetime
+import importlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SHARED = REPO.parent / "shared"
+MESH = SHARED / "data" / "obj" / "stanford-bunny.obj"
+OUT = HERE / "out"
+ALL = os.cpu_count() or 1
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---- engines ------------------------------------------------------------------------------------
+
+
+def ensure(module, package):
+    """Imports `module`, pip-installing `package` first if it is missing. Returns (module, why_not)."""
+    try:
+        return importlib.import_module(module), None
+    except ModuleNotFoundError:
+        pass
+    except ImportError as e:  # installed but cannot load (e.g. a missing system library)
+        return None, f"import failed: {e}"
+    log(f"installing {package} ...")
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], capture_output=True, text=True)
+    if r.returncode != 0:
+        tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["pip failed"]
+        return None, f"pip install {package} failed (no wheel for Python {platform.python_version()}?): {tail[0]}"
+    importlib.invalidate_caches()
+    try:
+        return importlib.import_module(module), None
+    except ImportError as e:
+        return None, f"import failed after install: {e}"
+
+
+def version_of(dist):
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def split_run(fn, o, d, threads):
+    """Runs fn(o, d) over `threads` contiguous chunks in threads and concatenates."""
+    if threads <= 1:
+        return fn(o, d)
+    bounds = np.linspace(0, len(o), threads + 1).astype(int)
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(lambda k: fn(o[bounds[k]:bounds[k + 1]], d[bounds[k]:bounds[k + 1]]), range(threads)))
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if isinstance(parts[0], dict) else np.concatenate(parts)
+
+
+class Raypick:
+    name = "raypick"
+
+    def __init__(self, raypick, v, f):
+        self.rp = raypick
+        self.version = raypick.__version__
+        t0 = time.perf_counter()
+        self.scene = raypick.Scene()
+        self.scene.add_triangles(v, f)
+        self.scene.commit()
+        self.build_ms = (time.perf_counter() - t0) * 1e3
+        self.threads = [1, ALL]
+
+    def closest(self, rays, threads):
+        a = self.scene.cast_rays(rays, nthreads=threads)
+        return a["t_hit"], a["primitive_ids"].astype(np.int64)
+
+    def occluded(self, rays, threads):
+        return self.scene.test_occlusions(rays, nthreads=threads)
+
+
+class Embree:
+    name = "Embree (embreex)"
+
+    def __init__(self, mod, v, f):
+        from embreex import rtcore_scene as rtcs
+        from embreex.mesh_construction import TriangleMesh
+
+        self.version = version_of("embreex")
+        t0 = time.perf_counter()
+        self.scene = rtcs.EmbreeScene()
+        TriangleMesh(self.scene, v, f.astype(np.int32))
+        self.scene.run(np.zeros((1, 3), np.float32), np.ones((1, 3), np.float32))  # commits
+        self.build_ms = (time.perf_counter() - t0) * 1e3
+        self.threads = [1, ALL]
+
+    def closest(self, rays, threads):
+        o, d = np.ascontiguousarray(rays[:, :3]), np.ascontiguousarray(rays[:, 3:])
+        r = split_run(lambda o, d: self.scene.run(o, d, output=1), o, d, threads)
+        prim = r["primID"].astype(np.int64)
+        return np.where(prim >= 0, r["tfar"], np.inf).astype(np.float32), prim
+
+    def occluded(self, rays, threads):
+        o, d = np.ascontiguousarray(rays[:, :3]), np.ascontiguousarray(rays[:, 3:])
+        return split_run(lambda o, d: self.scene.run(o, d, query="OCCLUDED"), o, d, threads) >= 0
+
+
+class Open3D:
+    name = "Open3D RaycastingScene"
+
+    def __init__(self, o3d, v, f):
+        self.o3d = o3d
+        self.version = o3d.__version__
+        t0 = time.perf_counter()
+        self.scene = o3d.t.geometry.RaycastingScene()
+        self.scene.add_triangles(o3d.core.Tensor(v), o3d.core.Tensor(f.astype(np.uint32)))
+        self.scene.cast_rays(o3d.core.Tensor(np.array([[0, 0, 0, 1, 1, 1]], np.float32)))  # commits
+        self.build_ms = (time.perf_counter() - t0) * 1e3
+        self.threads = [1, ALL]
+
+    def closest(self, rays, threads):
+        a = self.scene.cast_rays(self.o3d.core.Tensor(rays), nthreads=threads)
+        prim = a["primitive_ids"].numpy().astype(np.int64)
+        prim[prim == 4294967295] = -1
+        return a["t_hit"].numpy(), prim
+
+    def occluded(self, rays, threads):
+        return self.scene.test_occlusions(self.o3d.core.Tensor(rays), nthreads=threads).numpy().astype(bool)
+
+
+class Trimesh:
+    name = "trimesh ray"
+
+    def __init__(self, trimesh, v, f):
+        self.version = trimesh.__version__
+        t0 = time.perf_counter()
+        mesh = trimesh.Trimesh(vertices=v, faces=f, process=False)
+        self.ray = mesh.ray
+        self.ray.intersects_first(np.zeros((1, 3)), np.ones((1, 3)))  # builds
+        self.build_ms = (time.perf_counter() - t0) * 1e3
+        self.name = f"trimesh ray ({type(self.ray).__module__.split('.')[-1]})"
+        self.threads = [1]
+        self.mesh = mesh
+
+    def closest(self, rays, threads):
+        prim = self.ray.intersects_first(rays[:, :3], rays[:, 3:]).astype(np.int64)
+        return None, prim
+
+    def occluded(self, rays, threads):
+        return self.ray.intersects_any(rays[:, :3], rays[:, 3:])
+
+
+# ---- workload ---------------------------------------------------------------------------------
+
+
+def ray_sets(n):
+    OUT.mkdir(parents=True, exist_ok=True)
+    prefix = OUT / "stanford-bunny"
+    files = {k: Path(f"{prefix}.{k}.rays") for k in ("incoherent", "primary")}
+    if not all(p.exists() for p in files.values()):
+        sys.path.insert(0, str(SHARED / "tools"))
+        import make_rays
+
+        make_rays.main(str(MESH), str(prefix))
+    sets = {}
+    for k, p in files.items():
+        rays = np.fromfile(p, "<f4").reshape(-1, 6)
+        if n and n < len(rays):
+            rays = rays[np.linspace(0, len(rays) - 1, n).astype(np.int64)]
+        sets[k] = np.ascontiguousarray(rays)
+    return sets
+
+
+def timed(fn, repeat):
+    fn()  # warm-up
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts), min(ts), max(ts)
+
+
+def f64_margin(rays, v, f, prims):
+    """Smallest barycentric of each ray against its triangle in f64 (negative: outside)."""
+    out = np.full(len(rays), np.nan)
+    for i, (r, k) in enumerate(zip(rays, prims)):
+        if k < 0:
+            continue
+        a, b, c = (v[f[k, j]].astype(np.float64) for j in range(3))
+        m = np.column_stack([-r[3:].astype(np.float64), b - a, c - a])
+        try:
+            _, u, w = np.linalg.solve(m, r[:3].astype(np.float64) - a)
+        except np.linalg.LinAlgError:
+            continue
+        out[i] = min(u, w, 1 - u - w)
+    return out
+
+
+def agreement(ref_prim, prim, ref_t, t, rays, v, f):
+    """Counts of disagreements with raypick, and whether all of them are grazing rays."""
+    hit_a, hit_b = ref_prim >= 0, prim >= 0
+    hit_diff = np.flatnonzero(hit_a != hit_b)
+    tri_diff = np.flatnonzero(hit_a & hit_b & (ref_prim != prim))
+    rel_t = np.nan
+    if t is not None:
+        both = hit_a & hit_b & (ref_prim == prim)
+        if both.any():
+            rel_t = float(np.max(np.abs(ref_t[both] - t[both]) / np.maximum(np.abs(t[both]), 1e-30)))
+    # A disagreement is explained when raypick's or the other engine's triangle is within 1e-4
+    # (barycentric) of an edge in f64, or the two hits are at the same t (shared edge, overlap).
+    diff = np.concatenate([hit_diff, tri_diff])[:2000]
+    grazing = 0
+    if len(diff):
+        ma = f64_margin(rays[diff], v, f, ref_prim[diff])
+        mb = f64_margin(rays[diff], v, f, prim[diff])
+        close = np.abs(np.nan_to_num(ma, nan=1.0)) < 1e-4
+        close |= np.abs(np.nan_to_num(mb, nan=1.0)) < 1e-4
+        if t is not None:
+            close |= np.isclose(ref_t[diff], t[diff], rtol=1e-5)
+        grazing = int(close.sum())
+    return len(hit_diff), len(tri_diff), grazing, len(diff), rel_t
+
+
+# ---- main ---------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rays", type=int, default=0, help="use N evenly spaced rays of each set (default: all)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per cell (median; >= 5 for the record)")
+    ap.add_argument("--build", action="store_true", help="build and install raypick in release first (maturin)")
+    ap.add_argument("--no-install", action="store_true", help="do not pip-install missing engines")
+    ap.add_argument("--engines", default="raypick,embree,open3d,trimesh")
+    args = ap.parse_args()
+
+    if args.build:
+        subprocess.run(
+            [str(Path(sys.executable).parent / "maturin"), "develop", "--release", "-m", str(REPO / "crates/raypick-py/Cargo.toml")],
+            check=True,
+        )
+    import raypick
+
+    if getattr(raypick._raypick, "__debug_build__", False):
+        log("WARNING: raypick is a debug build; figures are not representative (use --build)")
+
+    loaded = raypick.load(MESH)
+    v, f = loaded.mesh_arrays(0)
+    f = f.astype(np.int64)
+    sets = ray_sets(args.rays)
+    log(f"{MESH.name}: {len(v)} vertices, {len(f)} triangles; " + ", ".join(f"{len(r)} {k}" for k, r in sets.items()))
+
+    wanted = args.engines.split(",")
+    engines, skipped = [], []
+    builders = {
+        "raypick": (lambda: (raypick, None), Raypick),
+        "embree": (lambda: ensure("embreex", "embreex") if not args.no_install else (importlib.import_module("embreex"), None), Embree),
+        "open3d": (lambda: ensure("open3d", "open3d") if not args.no_install else (importlib.import_module("open3d"), None), Open3D),
+        "trimesh": (lambda: ensure("trimesh", "trimesh") if not args.no_install else (importlib.import_module("trimesh"), None), Trimesh),
+    }
+    for key in wanted:
+        get, cls = builders[key]
+        try:
+            mod, why = get()
+        except ImportError as e:
+            mod, why = None, str(e)
+        if mod is None:
+            skipped.append((key, why))
+            log(f"skipping {key}: {why}")
+            continue
+        try:
+            engines.append(cls(mod, v, f))
+        except Exception as e:  # an engine that cannot build this mesh is reported, not fatal
+            skipped.append((key, f"{type(e).__name__}: {e}"))
+
+    results = {}  # (engine, query, set, threads) -> (median, min, max) seconds
+    answers = {}  # (engine, set) -> (t, prim) closest-hit answers, and occlusion
+    for e in engines:
+        for sname, rays in sets.items():
+            for th in e.threads:
+                for q in ("closest", "occluded"):
+                    fn = getattr(e, q)
+                    results[(e.name, q, sname, th)] = timed(lambda: fn(rays, th), args.repeat)
+                    log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / results[(e.name, q, sname, th)][0] / 1e6:7.2f} Mrays/s")
+            answers[(e.name, sname)] = (e.closest(rays, ALL if ALL in e.threads else 1), e.occluded(rays, e.threads[-1]))
+
+    # ---- report ----
+    lines = []
+    p = lines.append
+    p(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+      f"{ALL} cores ({platform.processor() or platform.platform()}), Python {platform.python_version()}, numpy {np.__version__}; "
+      f"{len(f)} triangles; {', '.join(f'{len(r):,} {k}' for k, r in sets.items())} rays; median of {args.repeat} after a warm-up.")
+    p("")
+    cols = [(q, s, t) for q in ("closest", "occluded") for t in (1, ALL) for s in sets]
+    head = "| engine | version | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " | build ms |"
+    p(head)
+    p("|" + "---|" * 2 + "---:|" * (len(cols) + 1))
+    for e in engines:
+        cells = []
+        for q, s, t in cols:
+            r = results.get((e.name, q, s, t))
+            cells.append("–" if r is None else f"{len(sets[s]) / r[0] / 1e6:.2f}")
+        p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} |")
+    p("")
+    p("Ratios raypick / engine (> 1: raypick is faster):")
+    p("")
+    p("| engine | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " |")
+    p("|---|" + "---:|" * len(cols))
+    rp = next((e for e in engines if e.name == "raypick"), None)
+    for e in engines:
+        if rp is None or e is rp:
+            continue
+        cells = []
+        for q, s, t in cols:
+            a, b = results.get(("raypick", q, s, t)), results.get((e.name, q, s, t))
+            cells.append("–" if a is None or b is None else f"{b[0] / a[0]:.2f}")
+        p(f"| {e.name} | " + " | ".join(cells) + " |")
+    p("")
+    p("Agreement with raypick (closest hit: hit/miss differences, different nearest triangle; occlusion differences):")
+    p("")
+    for e in engines:
+        if rp is None or e is rp:
+            continue
+        for s, rays in sets.items():
+            (rt, rprim), rocc = answers[("raypick", s)]
+            (et, eprim), eocc = answers[(e.name, s)]
+            nh, nt, grazing, checked, rel_t = agreement(rprim, eprim, rt, et, rays, v, f)
+            occ_diff = int((rocc != eocc).sum())
+            tinfo = "" if np.isnan(rel_t) else f", max relative t difference {rel_t:.1e}"
+            p(f"- {e.name}, {s}: {nh} hit/miss, {nt} triangle differences of {len(rays):,} rays "
+              f"({grazing} of {checked} checked are grazing/tied in f64){tinfo}; {occ_diff} occlusion differences.")
+    hits = {s: int((answers[("raypick", s)][0][1] >= 0).sum()) for s in sets} if rp else {}
+    if hits:
+        p("- raypick hits: " + ", ".join(f"{s} {n:,}" for s, n in hits.items()) + ".")
+    for key, why in skipped:
+        p(f"- skipped {key}: {why}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

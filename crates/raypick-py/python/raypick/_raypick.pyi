@@ -1,0 +1,148 @@
+"""Type stubs for the raypick extension module (see the docstrings at run time for examples)."""
+
+from os import PathLike
+from typing import Any, Dict, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+INVALID_ID: int
+"""4294967295: geometry/primitive/instance id of a miss (Open3D's and Embree's invalid id)."""
+
+ArrayLike = npt.ArrayLike
+F32 = npt.NDArray[np.float32]
+
+class Hit:
+    """One ray hit, returned by :meth:`Scene.pick`."""
+
+    @property
+    def t(self) -> float: ...
+    @property
+    def point(self) -> Tuple[float, float, float]: ...
+    @property
+    def normal(self) -> Tuple[float, float, float]: ...
+    @property
+    def u(self) -> float: ...
+    @property
+    def v(self) -> float: ...
+    @property
+    def primitive_id(self) -> int: ...
+    @property
+    def geometry_id(self) -> int: ...
+    @property
+    def instance_id(self) -> Optional[int]: ...
+    @property
+    def geometry_name(self) -> Optional[str]: ...
+
+class Camera:
+    """A perspective look-at camera (right-handed, OpenGL conventions) for pixel rays and picking.
+    Window coordinates: continuous pixels, origin top-left, pixel (i, j) centred at (i+0.5, j+0.5)."""
+
+    def __init__(
+        self,
+        eye: ArrayLike,
+        target: ArrayLike,
+        up: Optional[ArrayLike] = None,
+        fov_y_deg: float = 60.0,
+        width: int = 640,
+        height: int = 480,
+        near: float = 0.01,
+        far: float = 1000.0,
+    ) -> None: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def eye(self) -> F32: ...
+    def pixel_ray(self, x: float, y: float) -> F32:
+        """(6,) float32 [origin on the near plane, unit direction] through window position (x, y)."""
+    def rays(self) -> F32:
+        """(height, width, 6) float32 rays through every pixel centre, row 0 at the top."""
+    def __reduce__(self) -> Tuple[Any, ...]: ...
+
+class Scene:
+    """Triangle meshes, spheres and instances; Open3D RaycastingScene-style batch queries over
+    (..., 6) ray arrays and trimesh-style helpers. Builds its BVH lazily on the first query after a
+    change (or on commit()). Thread-safe and picklable."""
+
+    def __init__(self) -> None: ...
+    def add_triangles(
+        self, vertices: Any, triangles: Optional[ArrayLike] = None, name: Optional[str] = None
+    ) -> int:
+        """Adds a mesh ((N, 3) float vertices, (M, 3) integer triangles, or a trimesh / Open3D
+        mesh object); returns its geometry id."""
+    def add_spheres(
+        self, centers: ArrayLike, radii: Union[float, ArrayLike], name: Optional[str] = None
+    ) -> int:
+        """Adds (N, 3) centres with (N,) or scalar radii; returns the geometry id."""
+    def add_instance(
+        self,
+        scene_or_geometry: Union["Scene", int],
+        matrix: Optional[ArrayLike] = None,
+        name: Optional[str] = None,
+    ) -> int:
+        """Places a Scene (of meshes and spheres) or a geometry id of this scene with a 4x4
+        affine world_from_object matrix (numpy convention); returns the instance's id."""
+    def commit(self) -> None:
+        """Builds the acceleration structure now (releases the GIL)."""
+    @property
+    def num_geometries(self) -> int: ...
+    @property
+    def num_triangles(self) -> int: ...
+    def __len__(self) -> int: ...
+    def geometry_name(self, geometry_id: int) -> Optional[str]: ...
+    def geometry_kind(self, geometry_id: int) -> str:
+        """'mesh', 'spheres' or 'instance'."""
+    def bounds(self) -> F32:
+        """(2, 3) float32 [min, max] world box."""
+    def mesh_arrays(self, geometry_id: int) -> Tuple[F32, npt.NDArray[np.uint32]]: ...
+    def instance_matrix(self, geometry_id: int) -> F32: ...
+    def cast_rays(self, rays: ArrayLike, nthreads: int = 0) -> Dict[str, np.ndarray]:
+        """Closest hits: t_hit (inf on a miss), geometry_ids, primitive_ids, instance_ids (uint32,
+        INVALID_ID on a miss), primitive_uvs (..., 2), primitive_normals (..., 3)."""
+    def test_occlusions(
+        self, rays: ArrayLike, tnear: float = 0.0, tfar: float = float("inf"), nthreads: int = 0
+    ) -> npt.NDArray[np.bool_]: ...
+    def count_intersections(self, rays: ArrayLike, nthreads: int = 0) -> npt.NDArray[np.int32]: ...
+    def list_intersections(self, rays: ArrayLike, nthreads: int = 0) -> Dict[str, np.ndarray]:
+        """All hits: ray_splits (num_rays + 1,), ray_ids, t_hit, geometry_ids, primitive_ids,
+        instance_ids, primitive_uvs, primitive_normals; sorted by ray then t."""
+    def intersects_first(
+        self, ray_origins: ArrayLike, ray_directions: ArrayLike
+    ) -> npt.NDArray[np.int64]:
+        """trimesh-style: first triangle index per ray, -1 on a miss."""
+    def intersects_any(
+        self, ray_origins: ArrayLike, ray_directions: ArrayLike
+    ) -> npt.NDArray[np.bool_]: ...
+    def intersects_location(
+        self, ray_origins: ArrayLike, ray_directions: ArrayLike, multiple_hits: bool = True
+    ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """trimesh-style: (locations, index_ray, index_tri)."""
+    def pick(self, camera: Camera, x: float, y: float) -> Optional[Hit]: ...
+    @staticmethod
+    def create_rays_pinhole(
+        fov_deg: float,
+        center: ArrayLike,
+        eye: ArrayLike,
+        up: ArrayLike,
+        width_px: int,
+        height_px: int,
+    ) -> F32: ...
+    def __getstate__(self) -> Dict[str, Any]: ...
+    def __setstate__(self, state: Dict[str, Any]) -> None: ...
+
+def create_rays_pinhole(
+    fov_deg: float,
+    center: ArrayLike,
+    eye: ArrayLike,
+    up: ArrayLike,
+    width_px: int,
+    height_px: int,
+) -> F32:
+    """Open3D's create_rays_pinhole: (height_px, width_px, 6) float32 rays from eye; horizontal
+    field of view; directions with unit component along the view (t_hit is depth)."""
+
+def load(path: Union[str, "PathLike[str]"]) -> Scene:
+    """Loads an OBJ, glTF/GLB, PLY or STL file into a Scene."""

@@ -1,0 +1,436 @@
+"""Array handling (dtypes, strides, leading shapes), errors, pickling, instances, cameras, loading,
+and agreement with the Rust CLI and with Open3D where it is installed."""
+
+import os
+import pickle
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import raypick
+from conftest import REPO, SHARED_DATA, cube, random_rays, random_soup
+
+INVALID = raypick.INVALID_ID
+KEYS = ("t_hit", "geometry_ids", "primitive_ids", "primitive_uvs", "primitive_normals", "instance_ids")
+
+
+@pytest.fixture
+def soup_scene(rng):
+    v, f = random_soup(rng, n_tris=60)
+    scene = raypick.Scene()
+    scene.add_triangles(v, f, name="soup")
+    scene.add_spheres([[0.3, 0.2, 0.1], [-0.5, 0.0, 0.4]], [0.3, 0.2], name="balls")
+    return scene
+
+
+def import_open3d():
+    """open3d, or a skip: it may be missing, or fail to load (its wheel needs system libraries
+    such as libusb)."""
+    try:
+        import open3d
+    except ImportError as e:
+        pytest.skip(f"open3d not available: {e}")
+    return open3d
+
+
+def assert_same(a, b):
+    assert set(a) == set(b)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+# ---- arrays in and out ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lead", [(), (7,), (3, 5), (2, 3, 4), (0,), (4, 0)])
+def test_any_leading_shape(soup_scene, rng, lead):
+    n = int(np.prod(lead)) if lead else 1
+    rays = random_rays(rng, n).reshape(lead + (6,))
+    ans = soup_scene.cast_rays(rays)
+    assert ans["t_hit"].shape == lead and ans["t_hit"].dtype == np.float32
+    for k in ("geometry_ids", "primitive_ids", "instance_ids"):
+        assert ans[k].shape == lead and ans[k].dtype == np.uint32
+    assert ans["primitive_uvs"].shape == lead + (2,) and ans["primitive_uvs"].dtype == np.float32
+    assert ans["primitive_normals"].shape == lead + (3,)
+    assert soup_scene.test_occlusions(rays).shape == lead
+    assert soup_scene.count_intersections(rays).shape == lead
+    flat = soup_scene.cast_rays(rays.reshape(-1, 6))
+    for k in KEYS:
+        np.testing.assert_array_equal(ans[k].reshape(flat[k].shape), flat[k])
+
+
+def test_float64_noncontiguous_and_lists_give_the_same_answers(soup_scene, rng):
+    rays = random_rays(rng, 300)
+    ref = soup_scene.cast_rays(rays)
+    # float64 holding the same float32 values.
+    assert_same(soup_scene.cast_rays(rays.astype(np.float64)), ref)
+    # Every other row of a bigger array (strided rows).
+    big = np.zeros((600, 6), np.float32)
+    big[::2] = rays
+    assert_same(soup_scene.cast_rays(big[::2]), ref)
+    # Fortran order, and a transposed view.
+    assert_same(soup_scene.cast_rays(np.asfortranarray(rays)), ref)
+    assert_same(soup_scene.cast_rays(np.ascontiguousarray(rays.T).T), ref)
+    # Columns of a wider array (non-contiguous last axis).
+    wide = np.zeros((300, 12), np.float64)
+    wide[:, ::2] = rays
+    assert_same(soup_scene.cast_rays(wide[:, ::2]), ref)
+    # Nested lists.
+    assert_same(soup_scene.cast_rays(rays.tolist()), ref)
+    # Input arrays are not modified.
+    copy = rays.copy()
+    soup_scene.cast_rays(rays)
+    np.testing.assert_array_equal(rays, copy)
+
+
+def test_mesh_inputs_accept_dtypes_and_views(rng):
+    v, f = random_soup(rng, n_tris=30)
+    rays = random_rays(rng, 200)
+    a = raypick.Scene()
+    a.add_triangles(v.astype(np.float32), f.astype(np.int32))
+    b = raypick.Scene()
+    vv = np.zeros((len(v), 6))
+    vv[:, ::2] = v
+    ff = np.asfortranarray(f.astype(np.uint32))
+    b.add_triangles(vv[:, ::2], ff)
+    assert_same(a.cast_rays(rays), b.cast_rays(rays))
+
+
+@pytest.mark.parametrize(
+    "rays, message",
+    [
+        (np.zeros((4, 5), np.float32), r"rays must have shape \(\.\.\., 6\), got \(4, 5\)"),
+        (np.zeros((4, 6), np.complex64), "float32 or float64"),
+        (np.zeros((4, 6), bool), "float32 or float64"),
+        (np.array([["a"] * 6]), "float32 or float64"),
+        (np.float32(1.0), r"shape \(\.\.\., 6\)"),
+        ([[1, 2, 3]], r"got \(1, 3\)"),
+        ([[1, 2, 3, 4, 5, 6], [1, 2]], "rays"),
+    ],
+)
+def test_bad_rays_raise_value_error(soup_scene, rays, message):
+    for query in (soup_scene.cast_rays, soup_scene.test_occlusions, soup_scene.count_intersections,
+                  soup_scene.list_intersections):
+        with pytest.raises(ValueError, match=message):
+            query(rays)
+
+
+def test_bad_geometry_raises_value_error():
+    scene = raypick.Scene()
+    tri = [[0, 1, 2]]
+    pts = [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    with pytest.raises(ValueError, match=r"vertices must have shape \(N, 3\)"):
+        scene.add_triangles([[0, 0], [1, 0], [0, 1]], tri)
+    with pytest.raises(ValueError, match="integer"):
+        scene.add_triangles(pts, [[0.0, 1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"triangles\[0, 2\] = 3 is out of range for 3 vertices"):
+        scene.add_triangles(pts, [[0, 1, 3]])
+    with pytest.raises(ValueError, match="out of range"):
+        scene.add_triangles(pts, [[0, -1, 2]])
+    with pytest.raises(ValueError, match=r"triangles must have shape \(M, 3\)"):
+        scene.add_triangles(pts, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"vertices\[1\] is not finite"):
+        scene.add_triangles([[0, 0, 0], [np.nan, 0, 0], [0, 1, 0]], tri)
+    with pytest.raises(ValueError, match="radii"):
+        scene.add_spheres([[0, 0, 0]], [-1.0])
+    with pytest.raises(ValueError, match="radii"):
+        scene.add_spheres([[0, 0, 0], [1, 1, 1]], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="mesh object"):
+        scene.add_triangles(pts)
+    assert scene.num_geometries == 0  # nothing half-added
+    g = scene.add_triangles(pts, tri)
+    with pytest.raises(ValueError, match="affine"):
+        scene.add_instance(g, np.ones((4, 4)))
+    with pytest.raises(ValueError, match=r"matrix must have shape"):
+        scene.add_instance(g, np.eye(3))
+    with pytest.raises(ValueError, match="singular"):
+        scene.add_instance(g, np.diag([1.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(IndexError):
+        scene.add_instance(7)
+    with pytest.raises(ValueError, match="itself"):
+        scene.add_instance(scene)
+    with pytest.raises(ValueError, match="nthreads"):
+        scene.cast_rays([0, 0, 1, 0, 0, -1], nthreads=-1)
+    with pytest.raises(IndexError):
+        scene.geometry_name(5)
+    with pytest.raises(ValueError, match="same length"):
+        scene.intersects_first(np.zeros((3, 3)), np.ones((2, 3)))
+
+
+def test_add_triangles_takes_mesh_objects():
+    class TrimeshLike:
+        vertices = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float64)
+        faces = np.array([[0, 1, 2]])
+
+    class Open3DLike:
+        vertices = [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+        triangles = [[0, 1, 2]]
+
+    scene = raypick.Scene()
+    assert scene.add_triangles(TrimeshLike()) == 0
+    assert scene.add_triangles(Open3DLike()) == 1
+    assert scene.num_triangles == 2
+
+
+# ---- instances ----------------------------------------------------------------------------------
+
+
+def test_instances_match_pretransformed_copies(rng):
+    v, f = cube(half=0.5)
+    part = raypick.Scene()
+    part.add_triangles(v, f, name="box")
+    angle = 0.7
+    rot = np.array(
+        [[np.cos(angle), 0, np.sin(angle), 0], [0, 1, 0, 0], [-np.sin(angle), 0, np.cos(angle), 0], [0, 0, 0, 1]]
+    )
+    mats = [np.eye(4), rot @ np.diag([1.0, 2.0, 0.5, 1.0]), np.eye(4)]
+    mats[0][:3, 3] = [1.5, 0, 0]
+    mats[1][:3, 3] = [-1.5, 0.2, 0]
+    mats[2][:3, 3] = [0, 0, 2.0]
+    mats[2][0, 0] = -1.0  # a mirror
+    world = raypick.Scene()
+    copies = raypick.Scene()
+    for k, m in enumerate(mats):
+        assert world.add_instance(part, m, name=f"copy {k}") == k
+        vw = (np.hstack([v, np.ones((len(v), 1))]) @ m.T)[:, :3]
+        copies.add_triangles(vw, f)
+    rays = random_rays(rng, 2000, target_scale=2.0, origin_radius=8.0)
+    a, b = world.cast_rays(rays), copies.cast_rays(rays)
+    hit = b["primitive_ids"] != INVALID
+    assert hit.sum() > 300
+    # Same hits, same triangles, same t; geometry 0 inside the placed scene, the instance's id.
+    np.testing.assert_array_equal(a["primitive_ids"] != INVALID, hit)
+    np.testing.assert_array_equal(a["primitive_ids"][hit], b["primitive_ids"][hit])
+    np.testing.assert_allclose(a["t_hit"][hit], b["t_hit"][hit], rtol=1e-5)
+    np.testing.assert_allclose(a["primitive_normals"][hit], b["primitive_normals"][hit], atol=1e-5)
+    np.testing.assert_array_equal(a["instance_ids"][hit], b["geometry_ids"][hit])
+    np.testing.assert_array_equal(a["geometry_ids"][hit], 0)
+    assert world.geometry_name(1) == "copy 1" and world.geometry_kind(1) == "instance"
+    np.testing.assert_allclose(world.instance_matrix(1), mats[1], rtol=1e-6)
+    # Parity on the mirrored closed box still works (the winding flip is handled).
+    centre = np.array([[0, 0, 2.0, 0.3, 0.2, 1.0]], np.float32)
+    assert world.count_intersections(centre)[0] == 1
+
+
+def test_instancing_a_geometry_of_the_same_scene():
+    scene = raypick.Scene()
+    g = scene.add_triangles([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]], name="tri")
+    m = np.eye(4)
+    m[2, 3] = -2.0
+    inst = scene.add_instance(g, m)
+    ans = scene.list_intersections([[0.2, 0.2, 1.0, 0, 0, -1]])
+    np.testing.assert_array_equal(ans["t_hit"], [1.0, 3.0])
+    np.testing.assert_array_equal(ans["geometry_ids"], [g, g])
+    np.testing.assert_array_equal(ans["instance_ids"], [INVALID, inst])
+
+
+def test_a_placed_scene_is_captured_at_add_time():
+    part = raypick.Scene()
+    part.add_triangles([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    world = raypick.Scene()
+    world.add_instance(part)
+    part.add_triangles([[0, 0, 5], [1, 0, 5], [0, 1, 5]], [[0, 1, 2]])
+    ray = [0.2, 0.2, 10, 0, 0, -1]
+    assert world.cast_rays(ray)["t_hit"] == 10  # the later triangle at z = 5 is not in the instance
+    assert part.cast_rays(ray)["t_hit"] == 5
+    nested = raypick.Scene()
+    with pytest.raises(ValueError, match="two levels"):
+        nested.add_instance(world)
+
+
+# ---- pickling -----------------------------------------------------------------------------------
+
+
+def test_pickle_round_trip(soup_scene, rng):
+    part = raypick.Scene()
+    part.add_triangles(*cube(half=0.25), name="small box")
+    m = np.eye(4)
+    m[:3, 3] = [0, 0, -1]
+    soup_scene.add_instance(part, m, name="placed")
+    m2 = m.copy()
+    m2[:3, 3] = [0, 0.6, -1]
+    soup_scene.add_instance(part, m2)
+    soup_scene.add_instance(0, m2, name="soup copy")
+    rays = random_rays(rng, 1000, target_scale=1.2)
+    ref = soup_scene.cast_rays(rays)
+    for proto in (2, pickle.HIGHEST_PROTOCOL):
+        clone = pickle.loads(pickle.dumps(soup_scene, protocol=proto))
+        assert isinstance(clone, raypick.Scene)
+        assert clone.num_geometries == soup_scene.num_geometries == 5
+        assert [clone.geometry_name(i) for i in range(5)] == ["soup", "balls", "placed", None, "soup copy"]
+        assert_same(clone.cast_rays(rays), ref)
+        np.testing.assert_array_equal(clone.count_intersections(rays), soup_scene.count_intersections(rays))
+    # The placed scene is stored once, however often it is placed.
+    state = soup_scene.__getstate__()
+    assert len(state["sources"]) == 2 and [g["kind"] for g in state["geometries"]].count("instance") == 3
+
+
+def _cast_in_worker(args):
+    scene, rays = args
+    return scene.cast_rays(rays)["t_hit"]
+
+
+def test_scene_ships_to_worker_processes(soup_scene, rng):
+    import multiprocessing as mp
+
+    rays = random_rays(rng, 500)
+    ref = soup_scene.cast_rays(rays)["t_hit"]
+    with mp.get_context("spawn").Pool(2) as pool:
+        outs = pool.map(_cast_in_worker, [(soup_scene, rays[:250]), (soup_scene, rays[250:])])
+    np.testing.assert_array_equal(np.concatenate(outs), ref)
+
+
+def test_camera_pickles():
+    cam = raypick.Camera(eye=[1, 2, 3], target=[0, 0, 0], fov_y_deg=45, width=64, height=48)
+    clone = pickle.loads(pickle.dumps(cam))
+    np.testing.assert_array_equal(clone.rays(), cam.rays())
+
+
+# ---- cameras ------------------------------------------------------------------------------------
+
+
+def open3d_pinhole_reference(fov_deg, center, eye, up, w, h):
+    """Open3D's create_rays_pinhole, transcribed in numpy (f64)."""
+    center, eye, up = (np.asarray(x, np.float64) for x in (center, eye, up))
+    f = 0.5 * w / np.tan(0.5 * np.radians(fov_deg))
+    r1 = up / np.linalg.norm(up)
+    r2 = (center - eye) / np.linalg.norm(center - eye)
+    r0 = np.cross(r1, r2)
+    r0 /= np.linalg.norm(r0)
+    r1 = np.cross(r2, r0)
+    ys, xs = np.mgrid[0:h, 0:w]
+    a = (xs + 0.5 - 0.5 * w) / f
+    b = (ys + 0.5 - 0.5 * h) / f
+    d = a[..., None] * r0 + b[..., None] * r1 + r2
+    o = np.broadcast_to(eye, d.shape)
+    return np.concatenate([o, d], axis=-1)
+
+
+def test_create_rays_pinhole_matches_open3ds_formula():
+    args = (70.0, [0.1, 0.2, -0.3], [1.0, 2.0, 3.0], [0.0, 1.0, 0.2], 33, 17)
+    rays = raypick.create_rays_pinhole(*args)
+    assert rays.shape == (17, 33, 6) and rays.dtype == np.float32
+    np.testing.assert_allclose(rays, open3d_pinhole_reference(*args), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(raypick.Scene.create_rays_pinhole(*args), rays)
+    with pytest.raises(ValueError):
+        raypick.create_rays_pinhole(60, [0, 0, 0], [0, 0, 0], [0, 1, 0], 4, 4)
+    with pytest.raises(ValueError):
+        raypick.create_rays_pinhole(60, [0, 0, 0], [0, 0, 1], [0, 0, 1], 4, 4)
+
+
+def test_create_rays_pinhole_matches_open3d_itself():
+    o3d = import_open3d()
+    args = dict(fov_deg=60, center=[0.5, 0.5, 0.5], eye=[-1, -1, -1], up=[0, 0, 1], width_px=32, height_px=24)
+    ours = raypick.create_rays_pinhole(**args)
+    theirs = o3d.t.geometry.RaycastingScene.create_rays_pinhole(**args).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_cast_rays_matches_open3d_on_a_box():
+    o3d = import_open3d()
+    v, f = cube(half=0.5)
+    ours = raypick.Scene()
+    ours.add_triangles(v, f)
+    theirs = o3d.t.geometry.RaycastingScene()
+    theirs.add_triangles(o3d.core.Tensor(v.astype(np.float32)), o3d.core.Tensor(f.astype(np.uint32)))
+    rays = raypick.create_rays_pinhole(60, [0.1, 0.05, 0], [2, 1.5, 3], [0, 1, 0], 40, 30)
+    a = ours.cast_rays(rays)
+    b = {k: t.numpy() for k, t in theirs.cast_rays(o3d.core.Tensor(rays)).items()}
+    hit = (a["geometry_ids"] != INVALID) & (b["geometry_ids"] != INVALID)
+    assert hit.sum() > 100
+    assert (a["geometry_ids"] != b["geometry_ids"]).sum() <= 2  # grazing edge rays at most
+    np.testing.assert_allclose(a["t_hit"][hit], b["t_hit"][hit], rtol=1e-5)
+    np.testing.assert_allclose(a["primitive_normals"][hit], b["primitive_normals"][hit], atol=1e-5)
+    same_tri = hit & (a["primitive_ids"] == b["primitive_ids"])
+    np.testing.assert_allclose(a["primitive_uvs"][same_tri], b["primitive_uvs"][same_tri], atol=1e-4)
+    assert set(a) - {"instance_ids"} == set(b)
+
+
+def test_pick_matches_the_pixel_ray_cast():
+    scene = raypick.Scene()
+    scene.add_triangles(*cube(half=1.0), name="box")
+    cam = raypick.Camera(eye=[3, 2, 4], target=[0, 0, 0], up=[0, 1, 0], fov_y_deg=50, width=80, height=60)
+    rays = cam.rays()
+    assert rays.shape == (60, 80, 6)
+    np.testing.assert_allclose(np.linalg.norm(rays[..., 3:], axis=-1), 1, atol=1e-6)
+    ans = scene.cast_rays(rays)
+    for (i, j) in [(40, 30), (10, 10), (79, 59), (55, 20)]:
+        np.testing.assert_array_equal(cam.pixel_ray(i + 0.5, j + 0.5), rays[j, i])
+        hit = scene.pick(cam, i + 0.5, j + 0.5)
+        if ans["primitive_ids"][j, i] == INVALID:
+            assert hit is None
+            continue
+        assert hit.geometry_id == 0 and hit.geometry_name == "box" and hit.instance_id is None
+        assert hit.primitive_id == ans["primitive_ids"][j, i]
+        assert hit.t == ans["t_hit"][j, i]
+        o, d = rays[j, i, :3].astype(np.float64), rays[j, i, 3:].astype(np.float64)
+        np.testing.assert_allclose(hit.point, o + hit.t * d, atol=1e-5)
+        assert np.max(np.abs(hit.point)) == pytest.approx(1.0, abs=1e-5)  # on the box
+    # The centre pixel looks at the box; the image's top-left corner is above it.
+    assert scene.pick(cam, 40, 30) is not None
+    assert "raypick.Hit(" in repr(scene.pick(cam, 40, 30))
+
+
+# ---- loading, and the Rust CLI as the reference ------------------------------------------------
+
+
+def test_load_names_and_counts():
+    bunny = SHARED_DATA / "obj" / "stanford-bunny.obj"
+    gltf = SHARED_DATA / "gltf" / "SimpleMeshes.gltf"
+    if not bunny.exists():
+        pytest.skip("shared data not found")
+    scene = raypick.load(bunny)
+    assert scene.num_triangles == 69451 and scene.num_geometries == 1
+    simple = raypick.load(str(gltf))
+    assert simple.num_geometries == 2
+    assert all(simple.geometry_kind(i) == "instance" for i in range(2))
+    # The second node is translated +1 on x: the same triangle, one unit apart.
+    np.testing.assert_allclose(simple.instance_matrix(1)[:3, 3] - simple.instance_matrix(0)[:3, 3], [1, 0, 0])
+    clone = pickle.loads(pickle.dumps(simple))
+    rays = raypick.create_rays_pinhole(60, [1, 0.5, 0], [1, 0.5, 4], [0, 1, 0], 16, 16)
+    assert_same(clone.cast_rays(rays), simple.cast_rays(rays))
+    with pytest.raises(ValueError):
+        raypick.load(SHARED_DATA / "no-such-file.obj")
+
+
+def _raypick_cli():
+    exe = os.environ.get("RAYPICK_CLI")
+    if exe:
+        return exe
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip("cargo not found (set RAYPICK_CLI to a raypick binary)")
+    subprocess.run(
+        [cargo, "build", "-q", "-p", "raypick-cli", "--bin", "raypick"], cwd=REPO, check=True, timeout=1800
+    )
+    return str(REPO / "target" / "debug" / "raypick")
+
+
+def test_same_answers_as_the_rust_cli(tmp_path, rng):
+    bunny = SHARED_DATA / "obj" / "stanford-bunny.obj"
+    if not bunny.exists():
+        pytest.skip("shared data not found")
+    exe = _raypick_cli()
+    scene = raypick.load(bunny)
+    lo, hi = scene.bounds()
+    c, r = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
+    d = rng.normal(size=(3000, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    tgt = lo + rng.random((3000, 3)) * (hi - lo)
+    dirs = tgt - (c + 2 * r * d)
+    rays = np.hstack([c + 2 * r * d, dirs / np.linalg.norm(dirs, axis=1, keepdims=True)]).astype("<f4")
+    rays_path, out = tmp_path / "r.rays", tmp_path / "hits.npz"
+    rays.tofile(rays_path)
+    subprocess.run([exe, "cast", str(bunny), "--rays", str(rays_path), "--out", str(out)], check=True, timeout=600)
+    cli = np.load(out)
+    ans = scene.cast_rays(rays)
+    hit = ans["primitive_ids"] != INVALID
+    assert hit.sum() > 1000
+    np.testing.assert_array_equal(cli["t"], ans["t_hit"])
+    np.testing.assert_array_equal(cli["prim"], np.where(hit, ans["primitive_ids"].astype(np.int64), -1))
+    np.testing.assert_array_equal(cli["u"][hit], ans["primitive_uvs"][hit, 0])
+    np.testing.assert_array_equal(cli["v"][hit], ans["primitive_uvs"][hit, 1])
+    np.testing.assert_array_equal(cli["geom"], np.where(hit, 0, -1))
