@@ -10,11 +10,12 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use glam::{Vec2, Vec3};
-use raypick::camera::{ClipSpace, PixelOrigin, Projection, Viewport};
+use raypick::camera::{ClipSpace, PixelOrigin};
 use raypick::{Hit, QueryOptions, Scene};
 use raypick_cli::demo::{demo_scene, NamedScene};
 use raypick_cli::raysio::{read_rays, write_npz, NpzArray};
 use raypick_cli::render::{render, Highlight, Mode};
+use raypick_cli::view::CameraSpec;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -163,14 +164,6 @@ enum Origin {
     BottomLeft,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct CameraSpec {
-    eye: Vec3,
-    target: Vec3,
-    up: Vec3,
-    fov_deg: f32,
-}
-
 fn parse_numbers(s: &str, n: usize, what: &str) -> Result<Vec<f32>, String> {
     let v: Vec<f32> = s
         .split(',')
@@ -251,66 +244,14 @@ fn load_model(path: Option<&Path>) -> Result<NamedScene> {
     }
 }
 
-/// The view direction the default camera frames a model from (the shared benchmark's camera
-/// looks from +z and a little above).
-const DEFAULT_VIEW_DIR: Vec3 = Vec3::new(0.0, -0.6, -2.2);
-const DEFAULT_FOV_DEG: f32 = 45.0;
-
 fn make_camera(scene: &Scene, view: &ViewArgs, demo: bool) -> Result<raypick::camera::Camera> {
-    let (w, h) = view.size;
-    let viewport = Viewport::new(w as f32, h as f32);
-    let clip = view.convention.clip_space();
-    match view.camera {
-        Some(spec) => {
-            let b = scene.bounds();
-            let dist = (spec.target - spec.eye).length();
-            let radius = if b.is_empty() {
-                1.0
-            } else {
-                0.5 * b.extent().length()
-            };
-            // Near: a small fraction of the working distance, so close geometry is not clipped and
-            // depth precision is irrelevant (rays, not a z-buffer).
-            let near = 1e-4 * (dist + radius).max(1e-3);
-            let projection = Projection::perspective_infinite(
-                spec.fov_deg.to_radians(),
-                viewport.aspect(),
-                near,
-                clip,
-            )?;
-            Ok(raypick::camera::Camera::look_at(
-                spec.eye,
-                spec.target,
-                spec.up,
-                projection,
-                viewport,
-            )?)
-        }
-        None => {
-            let dir = if demo {
-                Vec3::new(-0.35, -0.5, -1.0)
-            } else {
-                DEFAULT_VIEW_DIR
-            };
-            // The demo frames its objects, not the whole ground plane.
-            let bounds = if demo {
-                raypick_cli::demo::DEMO_FRAME
-            } else {
-                scene.bounds()
-            };
-            if bounds.is_empty() {
-                bail!("the scene is empty: nothing to frame");
-            }
-            Ok(raypick::camera::Camera::frame_bounds(
-                bounds,
-                dir,
-                Vec3::Y,
-                DEFAULT_FOV_DEG.to_radians(),
-                viewport,
-                clip,
-            )?)
-        }
-    }
+    Ok(raypick_cli::view::make_camera(
+        scene,
+        view.size,
+        view.convention.clip_space(),
+        view.camera,
+        demo,
+    )?)
 }
 
 fn fmt_vec(v: Vec3) -> String {
