@@ -143,6 +143,23 @@ pub fn pick_with_tolerance(
 /// objects (a marquee selects through things). Results are in scene order: top-level ids
 /// ascending, and inner ids ascending within an instance. An empty rectangle (a click) selects
 /// nothing: use [`pick`] for clicks.
+///
+/// ```
+/// use raypick::camera::{pick_rect, Camera, ClipSpace, PixelRect, Projection, Viewport};
+/// use raypick::glam::Vec3;
+/// use raypick::{SceneBuilder, Spheres};
+/// let mut b = SceneBuilder::new();
+/// let left = b.add_spheres(Spheres::new(vec![Vec3::new(-2.0, 0.0, 0.0)], vec![0.5]));
+/// let right = b.add_spheres(Spheres::new(vec![Vec3::new(2.0, 0.0, 0.0)], vec![0.5]));
+/// let scene = b.build().unwrap();
+/// let vp = Viewport::new(400.0, 200.0);
+/// let proj = Projection::perspective(1.0, vp.aspect(), 0.1, 100.0, ClipSpace::OpenGl).unwrap();
+/// let cam = Camera::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::ZERO, Vec3::Y, proj, vp).unwrap();
+/// // A marquee over the left half of the window.
+/// assert_eq!(pick_rect(&scene, &cam, PixelRect::new(0.0, 0.0, 200.0, 200.0)), vec![(left, None)]);
+/// assert_eq!(pick_rect(&scene, &cam, PixelRect::new(0.0, 0.0, 400.0, 200.0)).len(), 2);
+/// # let _ = right;
+/// ```
 pub fn pick_rect(scene: &Scene, camera: &Camera, rect: PixelRect) -> Vec<(u32, Option<u32>)> {
     pick_rect_with(scene, camera, rect, u32::MAX)
 }

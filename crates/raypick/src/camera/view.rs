@@ -111,6 +111,17 @@ impl Camera {
     /// view (vertical `fov_y / 2`, horizontal `atan(aspect · tan(fov_y / 2))`). Near and far are
     /// `d − r` and `d + r` widened by 1/64 so the sphere's nearest and farthest points stay inside
     /// the depth range despite f32 rounding of the matrices (relative error ≈ 1e-7, margin 1.6 %).
+    ///
+    /// ```
+    /// use raypick::camera::{Camera, ClipSpace, Viewport};
+    /// use raypick::glam::Vec3;
+    /// use raypick::Aabb;
+    /// let bounds = Aabb::new(Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 2.0, 1.0));
+    /// let vp = Viewport::new(640.0, 480.0);
+    /// let cam = Camera::frame_bounds(bounds, Vec3::new(0.0, -0.5, -1.0), Vec3::Y, 0.8, vp, ClipSpace::WGPU).unwrap();
+    /// let centre = cam.project(bounds.center()).unwrap();
+    /// assert!((centre.x - 320.0).abs() < 0.01 && (centre.y - 240.0).abs() < 0.01);
+    /// ```
     pub fn frame_bounds(
         bounds: Aabb,
         view_dir: Vec3,
