@@ -567,3 +567,39 @@ fn empty_and_outside_rectangles_select_nothing() {
     assert!(pick_rect(&scene, &cam, PixelRect::new(f32::NAN, 0.0, 20.0, 100.0)).is_empty());
     assert!(pick_rect_with(&scene, &cam, PixelRect::new(0.0, 0.0, 100.0, 100.0), 0).is_empty());
 }
+
+#[test]
+fn spheres_off_a_marquee_corner_are_judged_by_true_distance() {
+    // Orthographic view: the marquee's sub-frustum is a box whose corner edge runs along the corner
+    // pixel's ray. A ball centred at distance d from that edge, diagonally outwards, is within d/√2
+    // of both side planes: a per-plane test accepts any radius > 0.71·d, the exact test only > d.
+    let vp = Viewport::new(200.0, 100.0);
+    for cs in [ClipSpace::OpenGl, ClipSpace::Direct3D, ClipSpace::Vulkan] {
+        for origin in [PixelOrigin::TopLeft, PixelOrigin::BottomLeft] {
+            let proj = Projection::orthographic_symmetric(4.0, vp.aspect(), 0.5, 50.0, cs).unwrap();
+            let eye = Vec3::new(1.0, 2.0, 10.0);
+            let cam = Camera::look_at(eye, Vec3::new(0.5, 1.0, 0.0), Vec3::Y, proj, vp)
+                .unwrap()
+                .with_pixel_origin(origin);
+            let rect = PixelRect::new(60.0, 30.0, 120.0, 70.0);
+            // The corner (120, 70) and its outward diagonal, measured on the screen.
+            let corner = cam.pixel_ray(120.0, 70.0);
+            let p = corner.at(10.0);
+            let right = (cam.pixel_ray(121.0, 70.0).origin - corner.origin).normalize();
+            let down = (cam.pixel_ray(120.0, 71.0).origin - corner.origin).normalize();
+            let out = (right + down).normalize();
+            let d = 0.2;
+            let c = p + out * d;
+            for (radius, selected) in [(0.9 * d, false), (0.98 * d, false), (1.02 * d, true)] {
+                let mut b = SceneBuilder::new();
+                b.add_spheres(Spheres::new(vec![c], vec![radius]));
+                let scene = b.build().unwrap();
+                assert_eq!(
+                    !pick_rect(&scene, &cam, rect).is_empty(),
+                    selected,
+                    "{cs:?} {origin:?} r = {radius}"
+                );
+            }
+        }
+    }
+}
