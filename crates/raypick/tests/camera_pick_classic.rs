@@ -146,3 +146,37 @@ fn tolerance_picks_a_small_sphere_next_to_the_cursor() {
     assert!(p.pixel.distance(off) <= 4.0 + 1e-4);
     assert!((p.point() - Vec3::new(0.0, 0.0, -5.0)).length() < 0.0101);
 }
+
+#[test]
+fn tolerance_prefers_the_object_closest_to_the_cursor_on_screen() {
+    // Two tiny spheres: A is 2 px from the cursor but far away in depth, B is 5 px away and near.
+    let vp = Viewport::new(SIZE as f32, SIZE as f32);
+    let proj = Projection::perspective(
+        (FOV_DEG as f32).to_radians(),
+        1.0,
+        0.1,
+        100.0,
+        ClipSpace::OpenGl,
+    )
+    .unwrap();
+    let cam = Camera::new(Mat4::IDENTITY, proj, vp).unwrap();
+    let cursor = Vec2::new(40.0, 40.0);
+    let at = |dx: f32, depth: f32| {
+        let r = cam.pixel_ray(cursor.x + dx, cursor.y);
+        r.origin + r.dir * (depth - r.origin.length())
+    };
+    let mut b = SceneBuilder::new();
+    let far_one = b.add_spheres(Spheres::new(vec![at(2.0, 20.0)], vec![0.1])); // ~0.6 px
+    let near_one = b.add_spheres(Spheres::new(vec![at(-5.0, 2.0)], vec![0.01])); // ~0.6 px
+    let scene = b.build().unwrap();
+    let opts = QueryOptions::default();
+    assert_eq!(
+        pick_with_tolerance(&scene, &cam, cursor, 8.0, &opts)
+            .unwrap()
+            .geom(),
+        far_one
+    );
+    // Moving the cursor next to the near one flips the answer.
+    let p = pick_with_tolerance(&scene, &cam, cursor - Vec2::new(4.0, 0.0), 8.0, &opts).unwrap();
+    assert_eq!(p.geom(), near_one);
+}
