@@ -6,7 +6,8 @@
 //!   towards the centre, row-major from the top-left pixel.
 //!
 //! Both follow the script's arithmetic (in `f64`, rounded to `f32` at the end). The primary set has no
-//! randomness, so it matches the script's file up to the last bit of a few components; the incoherent
+//! randomness: on the bunny its directions are bit for bit those of the script's file and its origin is
+//! within one `f32` ulp (checked 2026-11-30, all 1,048,576 rays); the incoherent
 //! set cannot reproduce numpy's generator (it uses PCG64 and Box–Muller here), so it has the same
 //! distribution but different rays. For figures comparable with other runs, read the script's files
 //! with [`read_rays`].
