@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use raypick::Ray;
+use raypick::{bvh::BuildConfig, Ray};
 use raypick_bench::{
     agree::{self, Answers},
     engines::{Engine, EngineKind, HitRec},
@@ -75,11 +75,16 @@ struct Args {
     /// Seed of the incoherent set when made here.
     #[arg(long, default_value_t = 7)]
     seed: u64,
+    /// raypick's BVH build preset: fast, balanced or high_quality (`BuildConfig::PRESETS`).
+    #[arg(long, default_value = "balanced")]
+    raypick_config: String,
 }
 
 /// One ray set, ready to cast.
 struct RaySet {
+    /// `incoherent` or `primary`.
     name: String,
+    /// The rays, after `--rays` subsampling.
     rays: Vec<Ray>,
 }
 
@@ -87,13 +92,17 @@ struct RaySet {
 struct SetResult {
     /// Rays per timed run (fewer than the set when the budget cut them).
     rays: usize,
+    /// Closest-hit batch timings on the 1-thread and the N-thread pool.
     closest: [Stats; 2],
+    /// Any-hit batch timings on the 1-thread and the N-thread pool.
     any: [Stats; 2],
 }
 
 /// One engine, built, with its build times on 1 and N threads.
 struct Built {
+    /// The engine as built on the N-thread pool.
     engine: Box<dyn Engine>,
+    /// Build timings on the 1-thread and the N-thread pool.
     build: [Stats; 2],
 }
 
@@ -110,6 +119,17 @@ fn main() -> Result<()> {
     if kinds.is_empty() {
         bail!("no engines");
     }
+    let raypick_config = BuildConfig::PRESETS
+        .iter()
+        .find(|(name, _)| *name == args.raypick_config)
+        .map(|&(_, config)| config)
+        .with_context(|| {
+            format!(
+                "unknown --raypick-config `{}` (known: {})",
+                args.raypick_config,
+                BuildConfig::PRESETS.map(|(name, _)| name).join(", ")
+            )
+        })?;
     let n_threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -141,13 +161,16 @@ fn main() -> Result<()> {
     );
     for kind in &kinds {
         println!("- {} {}: {}", kind.name(), kind.version(), kind.method());
+        if *kind == EngineKind::Raypick {
+            println!("  (this run: `--raypick-config {}`)", args.raypick_config);
+        }
     }
     println!();
 
     let mut built = Vec::new();
     for &kind in &kinds {
         eprintln!("building {} ...", kind.name());
-        match build(kind, &mesh, &pools, args.runs) {
+        match build(kind, &mesh, &pools, args.runs, raypick_config) {
             Ok(b) => built.push(b),
             Err(e) => eprintln!("warning: {} skipped: {e:#}", kind.name()),
         }
@@ -260,11 +283,17 @@ fn find_prefix(dir: &Path) -> Result<String> {
 }
 
 /// Builds `kind` on 1 and N threads, timing each; keeps the N-thread build.
-fn build(kind: EngineKind, mesh: &Mesh, pools: &[ThreadPool; 2], runs: usize) -> Result<Built> {
+fn build(
+    kind: EngineKind,
+    mesh: &Mesh,
+    pools: &[ThreadPool; 2],
+    runs: usize,
+    config: BuildConfig,
+) -> Result<Built> {
     // Surface a build error once, before timing.
-    kind.build(mesh)?;
-    let (one, _) = pools[0].install(|| time_runs(runs, || kind.build(mesh)));
-    let (all, engine) = pools[1].install(|| time_runs(runs, || kind.build(mesh)));
+    kind.build_with(mesh, config)?;
+    let (one, _) = pools[0].install(|| time_runs(runs, || kind.build_with(mesh, config)));
+    let (all, engine) = pools[1].install(|| time_runs(runs, || kind.build_with(mesh, config)));
     Ok(Built {
         engine: engine?,
         build: [one, all],

@@ -18,6 +18,8 @@ fn runs_all_engines_on_the_teapot_and_reports_agreement() {
             "1",
             "--threads",
             "2",
+            "--raypick-config",
+            "fast",
         ])
         .output()
         .unwrap();
@@ -34,6 +36,7 @@ fn runs_all_engines_on_the_teapot_and_reports_agreement() {
         "| obvhs | 300 |",
         "| parry3d | 300 |",
         "| bvh | 300 |",
+        "`--raypick-config fast`",
     ] {
         assert!(stdout.contains(needle), "no {needle:?} in\n{stdout}");
     }
@@ -54,6 +57,11 @@ fn rejects_unknown_engines_and_missing_files() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+    let out = Command::new(bin)
+        .args(["--raypick-config", "best"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("known: fast, balanced, high_quality"));
     let out = Command::new(bin)
         .args(["--rays-dir", "/nonexistent-dir"])
         .output()

@@ -20,7 +20,7 @@ mod raypick_scene;
 
 use anyhow::{bail, Result};
 use rayon::prelude::*;
-use raypick::Ray;
+use raypick::{bvh::BuildConfig, Ray};
 
 use crate::mesh::Mesh;
 
@@ -98,7 +98,8 @@ impl EngineKind {
     pub fn method(self) -> &'static str {
         match self {
             EngineKind::Raypick => {
-                "`SceneBuilder::new()` (default `BuildConfig::BALANCED`) with one `TriMesh`; \
+                "`SceneBuilder::with_config` (`BuildConfig::BALANCED`, the default, unless \
+                 `--raypick-config` says otherwise) with one `TriMesh`; \
                  `Scene::intersect_batch` / `Scene::occluded_batch`"
             }
             EngineKind::Obvhs => {
@@ -131,13 +132,19 @@ impl EngineKind {
         })
     }
 
-    /// Builds this engine over `mesh`, on the current rayon pool.
+    /// Builds this engine over `mesh`, on the current rayon pool (raypick with its default config).
     pub fn build(self, mesh: &Mesh) -> Result<Box<dyn Engine>> {
+        self.build_with(mesh, BuildConfig::default())
+    }
+
+    /// [`EngineKind::build`], with raypick's BVH built with `raypick_config` (the other engines
+    /// ignore it).
+    pub fn build_with(self, mesh: &Mesh, raypick_config: BuildConfig) -> Result<Box<dyn Engine>> {
         if mesh.indices.is_empty() {
             bail!("the mesh has no triangles");
         }
         Ok(match self {
-            EngineKind::Raypick => Box::new(RaypickEngine::build(mesh)?),
+            EngineKind::Raypick => Box::new(RaypickEngine::build(mesh, raypick_config)?),
             EngineKind::Obvhs => Box::new(ObvhsEngine::build(mesh)),
             EngineKind::Parry => Box::new(ParryEngine::build(mesh)?),
             EngineKind::Bvh => Box::new(BvhEngine::build(mesh)),

@@ -1,8 +1,8 @@
-//! raypick itself, through its public scene API: one `TriMesh` in a `Scene` (default build config,
-//! `BuildConfig::BALANCED`), cast with `intersect_batch` / `occluded_batch`.
+//! raypick itself, through its public scene API: one `TriMesh` in a `Scene` (build config
+//! `BuildConfig::BALANCED` unless told otherwise), cast with `intersect_batch` / `occluded_batch`.
 
 use anyhow::{Context, Result};
-use raypick::{QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
+use raypick::{bvh::BuildConfig, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
 use super::{Engine, EngineKind, HitRec};
 use crate::mesh::Mesh;
@@ -13,9 +13,9 @@ pub struct RaypickEngine {
 }
 
 impl RaypickEngine {
-    /// Builds the scene (its BVH build runs on the current rayon pool).
-    pub fn build(mesh: &Mesh) -> Result<Self> {
-        let mut builder = SceneBuilder::new();
+    /// Builds the scene with `config` (its BVH build runs on the current rayon pool).
+    pub fn build(mesh: &Mesh, config: BuildConfig) -> Result<Self> {
+        let mut builder = SceneBuilder::with_config(config);
         builder.add_mesh(TriMesh::new(mesh.vertices.clone(), mesh.indices.clone()));
         let scene = builder.build().context("raypick SceneBuilder::build")?;
         Ok(Self { scene })
