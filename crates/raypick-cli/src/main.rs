@@ -3,6 +3,7 @@
 //! demo scene.
 
 mod bench;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -120,6 +121,9 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Interactive picking in the browser: a local web viewer rendered and picked by raypick.
+    #[command(after_help = "Examples:\n  raypick serve\n  raypick serve bunny.obj --port 8080")]
+    Serve(serve::ServeArgs),
 }
 
 /// Camera and image options shared by pick and render.
@@ -700,6 +704,7 @@ fn run(cli: Cli) -> Result<()> {
         } => cmd_cast(&model, &rays, &out, any_hit, all_hits),
         Command::Info { model, json } => cmd_info(model.as_deref(), json),
         Command::Bench { quick } => bench::run(quick),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
