@@ -571,7 +571,13 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
             raypick::Geometry::Instance(i) => ("instance", i.scene().num_triangles()),
         };
         let gb = g.bounds();
-        let stats = scene.geometry_stats(id);
+        // An instance shows the BVH of the (single-geometry) scene it places, as glTF meshes are.
+        let stats = match g {
+            raypick::Geometry::Instance(i) if i.scene().num_geometries() == 1 => {
+                i.scene().geometry_stats(0)
+            }
+            _ => scene.geometry_stats(id),
+        };
         geoms.push(serde_json::json!({
             "id": id,
             "name": model.names.get(id as usize).cloned().or_else(|| scene.geometry_name(id).map(str::to_string)),
@@ -589,7 +595,8 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
     let v = serde_json::json!({
         "model": model_path.map_or_else(|| "<demo>".to_string(), |p| p.display().to_string()),
         "geometries": scene.num_geometries(),
-        "triangles_stored": scene.num_triangles(),
+        "triangles_stored": triangles_stored(scene),
+        "triangles_in_world": triangles_in_world(scene),
         "bounds": [[b.min.x, b.min.y, b.min.z], [b.max.x, b.max.y, b.max.z]],
         "load_ms": load_ms,
         "bvh_build_ms": rebuild_ms,
@@ -606,7 +613,11 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
     }
     println!("model        {}", v["model"].as_str().unwrap_or_default());
     println!("geometries   {}", scene.num_geometries());
-    println!("triangles    {} stored", scene.num_triangles());
+    println!(
+        "triangles    {} in the world, {} stored (instanced meshes stored once)",
+        triangles_in_world(scene),
+        triangles_stored(scene)
+    );
     println!("bounds       {} .. {}", fmt_vec(b.min), fmt_vec(b.max));
     println!("load         {load_ms:.1} ms (parse + build)");
     println!("BVH build    {rebuild_ms:.1} ms (all geometries, parsing excluded)");
@@ -647,6 +658,34 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// Triangles as placed in the world: every instance counts its scene's triangles again.
+fn triangles_in_world(scene: &Scene) -> usize {
+    (0..scene.num_geometries() as u32)
+        .map(|id| match scene.geometry(id) {
+            Some(raypick::Geometry::Mesh(m)) => m.num_triangles(),
+            Some(raypick::Geometry::Instance(i)) => triangles_in_world(i.scene()),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Triangles in memory: each instanced scene once.
+fn triangles_stored(scene: &Scene) -> usize {
+    fn walk(scene: &Scene, seen: &mut Vec<*const Scene>) -> usize {
+        let mut n = scene.num_triangles();
+        for id in 0..scene.num_geometries() as u32 {
+            if let Some(raypick::Geometry::Instance(i)) = scene.geometry(id) {
+                if !seen.contains(&std::sync::Arc::as_ptr(i.scene())) {
+                    seen.push(std::sync::Arc::as_ptr(i.scene()));
+                    n += walk(i.scene(), seen);
+                }
+            }
+        }
+        n
+    }
+    walk(scene, &mut Vec::new())
+}
+
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -655,27 +694,36 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// Rebuilds every mesh and sphere set of the scene (not the instanced sub-scenes, which are shared)
-/// and returns the milliseconds spent in `build`.
+/// Rebuilds the scene's acceleration structures from its geometries (each instanced sub-scene once,
+/// however often it is placed) and returns the milliseconds spent in `build`.
 fn time_rebuild(scene: &Scene) -> Result<f64> {
-    let mut b = raypick::SceneBuilder::with_config(scene.config());
-    for id in 0..scene.num_geometries() as u32 {
-        match scene.geometry(id) {
-            Some(raypick::Geometry::Mesh(m)) => {
-                b.add_mesh(m.clone());
+    fn rebuild(scene: &Scene, seen: &mut Vec<*const Scene>) -> Result<(Scene, f64)> {
+        let mut b = raypick::SceneBuilder::with_config(scene.config());
+        let mut sub_ms = 0.0;
+        for id in 0..scene.num_geometries() as u32 {
+            match scene.geometry(id) {
+                Some(raypick::Geometry::Mesh(m)) => {
+                    b.add_mesh(m.clone());
+                }
+                Some(raypick::Geometry::Spheres(s)) => {
+                    b.add_spheres(s.clone());
+                }
+                Some(raypick::Geometry::Instance(i)) => {
+                    let sub = i.scene();
+                    if !seen.contains(&std::sync::Arc::as_ptr(sub)) {
+                        seen.push(std::sync::Arc::as_ptr(sub));
+                        sub_ms += rebuild(sub, seen)?.1;
+                    }
+                    b.add_instance(std::sync::Arc::clone(sub), i.world_from_object());
+                }
+                None => {}
             }
-            Some(raypick::Geometry::Spheres(s)) => {
-                b.add_spheres(s.clone());
-            }
-            Some(raypick::Geometry::Instance(i)) => {
-                b.add_instance(std::sync::Arc::clone(i.scene()), i.world_from_object());
-            }
-            None => {}
         }
+        let t0 = Instant::now();
+        let rebuilt = b.build()?;
+        Ok((rebuilt, sub_ms + t0.elapsed().as_secs_f64() * 1e3))
     }
-    let t0 = Instant::now();
-    let _rebuilt = b.build()?;
-    Ok(t0.elapsed().as_secs_f64() * 1e3)
+    Ok(rebuild(scene, &mut Vec::new())?.1)
 }
 
 fn run(cli: Cli) -> Result<()> {

@@ -463,6 +463,26 @@ fn info_reports_counts_and_bvh_statistics() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["triangles_stored"], 6320);
     assert!(v["geometry"][0]["bvh"]["nodes"].as_u64().unwrap() > 1);
+    // glTF instancing: the engine's 2 uses of the Wheels mesh count twice in the world, once stored
+    // (counts from shared/data/README.md).
+    let text = stdout_of(
+        raypick()
+            .arg("info")
+            .arg(data("gltf/CesiumMilkTruck.glb"))
+            .arg("--json"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (
+            v["triangles_in_world"].as_u64(),
+            v["triangles_stored"].as_u64()
+        ),
+        (Some(3624), Some(2856))
+    );
+    assert!(
+        v["geometry"][0]["bvh"]["nodes"].as_u64().is_some(),
+        "instances show their mesh's BVH"
+    );
     let text = stdout_of(raypick().arg("info"));
     assert!(
         text.contains("torus-mirrored") && text.contains("BVH build"),
