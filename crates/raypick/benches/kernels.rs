@@ -23,9 +23,10 @@ struct Inputs {
     boxes: Vec<Aabb>,
 }
 
-/// Triangles and spheres of size ~1 scattered in a cube of side 20; each ray starts 5 to 15 units away
-/// and is aimed at a random point within 1.6 units of its primitive's centre (a hit about half the
-/// time). Directions are not normalized.
+/// Triangles of size ~1 scattered in a cube of side 20, each with a sphere of radius 0.7 at the centre
+/// of its vertices' cube; each ray starts 5 to 15 units away and is aimed at a random point of its
+/// triangle scaled by 1.42 about the centroid (so it hits the triangle about half the time).
+/// Directions are not normalized.
 fn inputs() -> Inputs {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(42);
     let v3 = |rng: &mut rand_pcg::Pcg64, s: f32| {
@@ -48,7 +49,16 @@ fn inputs() -> Inputs {
             c + v3(&mut rng, 1.0),
             c + v3(&mut rng, 1.0),
         ];
-        let aim = c + v3(&mut rng, 0.9);
+        // A point of the triangle, pushed away from its centroid by 1.42: inside half the time.
+        let (s, t): (f32, f32) = (rng.gen(), rng.gen());
+        let (s, t) = if s + t > 1.0 {
+            (1.0 - s, 1.0 - t)
+        } else {
+            (s, t)
+        };
+        let on_tri = tri[0] + s * (tri[1] - tri[0]) + t * (tri[2] - tri[0]);
+        let centroid = (tri[0] + tri[1] + tri[2]) / 3.0;
+        let aim = centroid + 1.42 * (on_tri - centroid);
         let from = c + v3(&mut rng, 1.0).normalize_or(Vec3::X) * rng.gen_range(5.0..15.0);
         inp.rays
             .push(Ray::new(from, (aim - from) * rng.gen_range(0.1..10.0)));

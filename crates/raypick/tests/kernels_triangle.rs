@@ -233,6 +233,25 @@ fn the_determinant_test_does_not_depend_on_the_scale() {
 }
 
 #[test]
+fn hits_beyond_the_f32_range_are_misses() {
+    // |D| = 1e-30 and the triangle 1e10 away: the crossing is at t = 1e40, which overflows to +∞.
+    // An unbounded ray must not report a hit "at infinity" (the watertight kernel used to: its range
+    // test accepted t = ∞ <= t_max = ∞).
+    let [a, b, c] = TRI;
+    let ray = Ray::new(Vec3::new(0.25, 0.25, 1e10), Vec3::new(0.0, 0.0, -1e-30));
+    assert!(ray.is_valid());
+    for (name, k) in KERNELS {
+        assert_eq!(k(&ray, a, b, c, Culling::None), None, "{name}");
+        // The same geometry with a representable t is a hit.
+        let ok = Ray::new(ray.origin, Vec3::new(0.0, 0.0, -1e-20));
+        assert!(
+            k(&ok, a, b, c, Culling::None).is_some_and(|h| (h.t - 1e30).abs() < 1e24),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn degenerate_triangles_never_hit() {
     // Repeated vertices and exactly collinear vertices (small integers times powers of two keep the
     // collinearity exact in f32), at scales 2^-20..2^20, with rays aimed at points of the degenerate

@@ -87,15 +87,21 @@ pub enum EdgeRule {
 /// A ray prepared for the watertight test (Woop et al. 2013, fig. 2): the axis permutation that makes
 /// the largest direction component `z`, and the shear that maps the direction to `+z`. Compute it once
 /// per ray and test many triangles with [`WatertightRay::intersect`].
+///
+/// The permutation and shear are stored as the three rows of the matrix that applies both: `x' = a[kx]
+/// - sx·a[kz]` is the dot product of `a` with the row that holds `1` at `kx`, `-sx` at `kz` and `0`
+/// elsewhere. The zeros add exactly nothing in any order, so the dot product rounds exactly as the
+/// paper's expression does (bit for bit, which is what makes shared edges agree), without indexing
+/// vectors by a run-time axis in the per-triangle code.
 #[derive(Clone, Copy, Debug)]
 pub struct WatertightRay {
     origin: Vec3,
-    kx: usize,
-    ky: usize,
-    kz: usize,
-    sx: f32,
-    sy: f32,
-    sz: f32,
+    /// `e[kx] - sx·e[kz]`.
+    row_x: Vec3,
+    /// `e[ky] - sy·e[kz]`.
+    row_y: Vec3,
+    /// `sz·e[kz]`.
+    row_z: Vec3,
     t_min: f32,
     t_max: f32,
     valid: bool,
@@ -124,14 +130,17 @@ impl WatertightRay {
             std::mem::swap(&mut kx, &mut ky);
         }
         let sz = 1.0 / d[kz];
+        let (mut row_x, mut row_y, mut row_z) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
+        row_x[kx] = 1.0;
+        row_x[kz] = -(d[kx] * sz);
+        row_y[ky] = 1.0;
+        row_y[kz] = -(d[ky] * sz);
+        row_z[kz] = sz;
         Self {
             origin: ray.origin,
-            kx,
-            ky,
-            kz,
-            sx: d[kx] * sz,
-            sy: d[ky] * sz,
-            sz,
+            row_x,
+            row_y,
+            row_z,
             t_min: ray.t_min,
             t_max: ray.t_max,
             valid,
@@ -152,18 +161,17 @@ impl WatertightRay {
         if !self.valid {
             return None;
         }
-        let (kx, ky, kz) = (self.kx, self.ky, self.kz);
         // Vertices relative to the ray origin.
         let a = v0 - self.origin;
         let b = v1 - self.origin;
         let c = v2 - self.origin;
         // Shear and scale so the ray is the +z axis through the 2-D origin.
-        let ax = a[kx] - self.sx * a[kz];
-        let ay = a[ky] - self.sy * a[kz];
-        let bx = b[kx] - self.sx * b[kz];
-        let by = b[ky] - self.sy * b[kz];
-        let cx = c[kx] - self.sx * c[kz];
-        let cy = c[ky] - self.sy * c[kz];
+        let ax = self.row_x.dot(a);
+        let ay = self.row_y.dot(a);
+        let bx = self.row_x.dot(b);
+        let by = self.row_y.dot(b);
+        let cx = self.row_x.dot(c);
+        let cy = self.row_y.dot(c);
         // Scaled barycentrics: edge functions of the edges opposite v0, v1, v2.
         let mut u = cx * by - cy * bx; // edge v1 → v2, weight of v0
         let mut v = ax * cy - ay * cx; // edge v2 → v0, weight of v1
@@ -215,9 +223,9 @@ impl WatertightRay {
                 return None;
             }
         }
-        let az = self.sz * a[kz];
-        let bz = self.sz * b[kz];
-        let cz = self.sz * c[kz];
+        let az = self.row_z.dot(a);
+        let bz = self.row_z.dot(b);
+        let cz = self.row_z.dot(c);
         let t_scaled = u * az + v * bz + w * cz;
         let rcp = 1.0 / det;
         let t = t_scaled * rcp;
