@@ -88,11 +88,11 @@ pub enum EdgeRule {
 /// the largest direction component `z`, and the shear that maps the direction to `+z`. Compute it once
 /// per ray and test many triangles with [`WatertightRay::intersect`].
 ///
-/// The permutation and shear are stored as the three rows of the matrix that applies both: `x' = a[kx]
-/// - sx·a[kz]` is the dot product of `a` with the row that holds `1` at `kx`, `-sx` at `kz` and `0`
-/// elsewhere. The zeros add exactly nothing in any order, so the dot product rounds exactly as the
-/// paper's expression does (bit for bit, which is what makes shared edges agree), without indexing
-/// vectors by a run-time axis in the per-triangle code.
+/// The permutation and shear are stored as the three rows of the matrix that applies both: the
+/// sheared `x' = a[kx] - sx·a[kz]` is the dot product of `a` with the row that holds `1` at `kx`,
+/// `-sx` at `kz` and `0` elsewhere. The zeros add exactly nothing in any order, so the dot product
+/// rounds exactly as the paper's expression does (bit for bit, which is what makes shared edges
+/// agree), without indexing vectors by a run-time axis in the per-triangle code.
 #[derive(Clone, Copy, Debug)]
 pub struct WatertightRay {
     origin: Vec3,
