@@ -419,3 +419,30 @@ fn no_path_serves_a_file() {
         );
     }
 }
+
+#[test]
+fn concurrent_renders_are_bounded_with_503() {
+    let s = std::sync::Arc::new(Server::start(None));
+    // 12 large frames at once: 2 render, 8 may wait (for at most 5 s), the rest get 503 at once.
+    let q = "/render?tx=0&ty=1&tz=0&yaw=0.3&pitch=0.4&dist=12&w=2048&h=2048&mode=normal";
+    let answers: Vec<(u16, Vec<u8>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..12)
+            .map(|_| {
+                let s = std::sync::Arc::clone(&s);
+                scope.spawn(move || {
+                    let (status, _, body) = s.get(q);
+                    (status, body)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ok = answers.iter().filter(|(st, _)| *st == 200).count();
+    let busy: Vec<_> = answers.iter().filter(|(st, _)| *st == 503).collect();
+    assert_eq!(ok + busy.len(), answers.len());
+    assert!(ok >= 2, "{ok} served");
+    assert!(busy.len() >= 2, "{} refused", busy.len());
+    assert!(String::from_utf8_lossy(&busy[0].1).contains("busy"));
+    // The server still answers afterwards.
+    assert_eq!(s.get("/api/scene").0, 200);
+}
