@@ -102,7 +102,9 @@ class Raypick:
 
     def closest(self, rays, threads):
         a = self.scene.cast_rays(rays, nthreads=threads)
-        return a["t_hit"], a["primitive_ids"].astype(np.int64)
+        prim = a["primitive_ids"].astype(np.int64)
+        prim[prim == self.rp.INVALID_ID] = -1
+        return a["t_hit"], prim
 
     def occluded(self, rays, threads):
         return self.scene.test_occlusions(rays, nthreads=threads)

@@ -139,9 +139,9 @@ pub struct PyCamera {
 }
 
 impl PyCamera {
-    /// The Rust pixel ray through window position `(x, y)`.
-    pub fn pixel_ray_rust(&self, x: f32, y: f32) -> Ray {
-        self.camera.pixel_ray(x, y)
+    /// The Rust camera.
+    pub fn rust(&self) -> &Camera {
+        &self.camera
     }
 }
 

@@ -1027,24 +1027,43 @@ impl PyScene {
 
     /// What is under window position ``(x, y)`` of ``camera`` (continuous pixel coordinates, origin
     /// top-left, pixel ``(i, j)`` covers ``[i, i+1) x [j, j+1)``): the closest :class:`Hit` along
-    /// the camera's pixel ray between its near and far planes, or ``None``.
+    /// the camera's pixel ray between its near and far planes, or ``None`` (``raypick::camera::pick``).
+    ///
+    /// Args:
+    ///     tolerance_px: when nothing is exactly under ``(x, y)``, also look up to this many pixels
+    ///         around it (rings of rays 0.5 px apart; the hit nearest the cursor wins) — for small
+    ///         or thin objects.
     ///
     /// Example::
     ///
     ///     >>> cam = raypick.Camera(eye=[0, 0, 5], target=[0, 0, 0], width=640, height=480)
     ///     >>> hit = scene.pick(cam, 320.5, 240.5)
     ///     >>> hit.geometry_id, hit.primitive_id, hit.point
+    #[pyo3(signature = (camera, x, y, tolerance_px=0.0))]
     fn pick(
         &self,
         py: Python<'_>,
         camera: &Bound<'_, PyCamera>,
         x: f32,
         y: f32,
+        tolerance_px: f32,
     ) -> PyResult<Option<PyHit>> {
         let built = self.built(py)?;
-        let ray = camera.get().pixel_ray_rust(x, y);
-        let hit = built.scene.intersect(&ray);
-        Ok(hit.map(|h| {
+        let cam = camera.get().rust();
+        let pixel = glam::Vec2::new(x, y);
+        let picked = if tolerance_px > 0.0 {
+            raypick::camera::pick_with_tolerance(
+                &built.scene,
+                cam,
+                pixel,
+                tolerance_px,
+                &QueryOptions::default(),
+            )
+        } else {
+            raypick::camera::pick(&built.scene, cam, pixel)
+        };
+        Ok(picked.map(|p| {
+            let h = p.hit;
             let geometry_id = built.geometry_id(&h);
             let name = match h.instance {
                 Some(i) if built.remap.get(i as usize).copied().flatten().is_none() => built
@@ -1059,6 +1078,49 @@ impl PyScene {
             };
             PyHit::new(&h, geometry_id, name)
         }))
+    }
+
+    /// Everything visible or hidden inside the window rectangle with corners ``(x0, y0)`` and
+    /// ``(x1, y1)`` of ``camera`` (a marquee selection; exact, every primitive is tested against
+    /// the rectangle's frustum): a sorted list of ``(geometry_id, instance_id or None)``
+    /// (``raypick::camera::pick_rect``).
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.pick_rect(cam, 0, 0, 320, 480)   # the left half of a 640 x 480 view
+    ///     [(0, None), (2, 5)]
+    fn pick_rect(
+        &self,
+        py: Python<'_>,
+        camera: &Bound<'_, PyCamera>,
+        x0: f32,
+        y0: f32,
+        x1: f32,
+        y1: f32,
+    ) -> PyResult<Vec<(u32, Option<u32>)>> {
+        let built = self.built(py)?;
+        let cam = *camera.get().rust();
+        let scene = built.scene.clone();
+        let rect = raypick::camera::PixelRect::new(x0, y0, x1, y1);
+        let found = py.detach(|| raypick::camera::pick_rect(&scene, &cam, rect));
+        let mut out: Vec<(u32, Option<u32>)> = found
+            .into_iter()
+            .map(|(g, i)| match i {
+                Some(inst) => (
+                    built
+                        .remap
+                        .get(inst as usize)
+                        .copied()
+                        .flatten()
+                        .unwrap_or(g),
+                    Some(inst),
+                ),
+                None => (g, None),
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
     }
 
     /// Open3D's ``RaycastingScene.create_rays_pinhole``; see :func:`raypick.create_rays_pinhole`.

@@ -434,3 +434,27 @@ def test_same_answers_as_the_rust_cli(tmp_path, rng):
     np.testing.assert_array_equal(cli["u"][hit], ans["primitive_uvs"][hit, 0])
     np.testing.assert_array_equal(cli["v"][hit], ans["primitive_uvs"][hit, 1])
     np.testing.assert_array_equal(cli["geom"], np.where(hit, 0, -1))
+
+
+def test_pick_rect_and_tolerance():
+    scene = raypick.Scene()
+    left = scene.add_spheres([[-2, 0, 0]], 0.5, name="left")
+    right = scene.add_spheres([[2, 0, 0]], 0.5, name="right")
+    part = raypick.Scene()
+    part.add_triangles(*cube(half=0.25))
+    m = np.eye(4)
+    m[:3, 3] = [2, 0, 0]  # a small box inside the right sphere
+    inst = scene.add_instance(part, m)
+    tiny = scene.add_spheres([[0, 1.5, 0]], 0.01, name="tiny")
+    cam = raypick.Camera(eye=[0, 0, 8], target=[0, 0, 0], fov_y_deg=57.3, width=400, height=200)
+    # The tiny sphere straddles the middle column (x = 200): halves that stop short of it.
+    assert scene.pick_rect(cam, 0, 0, 190, 200) == [(left, None)]
+    assert scene.pick_rect(cam, 400, 200, 210, 0) == [(0, inst), (right, None)]  # corners in any order
+    assert set(scene.pick_rect(cam, 0, 0, 400, 200)) == {(left, None), (right, None), (0, inst), (tiny, None)}
+    # The tiny sphere is sub-pixel: a pick next to it misses, a pick with tolerance finds it.
+    # The tiny sphere (0.02 wide, about half a pixel, at x = 0) is between the pixel centres of
+    # column 200 (x = 200.5 is 0.02 right of it): exact picks miss it, picks with a tolerance find it.
+    exact = [scene.pick(cam, 200.5, y + 0.5) for y in range(0, 100)]
+    assert all(h is None for h in exact)
+    found = [scene.pick(cam, 200.5, y + 0.5, tolerance_px=3.0) for y in range(0, 100)]
+    assert {h.geometry_name for h in found if h is not None} == {"tiny"}

@@ -268,3 +268,40 @@ def test_nan_and_zero_direction_rays_miss():
     ans = scene.cast_rays(rays)
     assert np.all(np.isinf(ans["t_hit"]))
     assert not scene.test_occlusions(rays).any()
+
+
+def test_casting_releases_the_gil(rng):
+    """While one thread casts a long batch, another keeps running Python code: the largest pause
+    of the second thread is a small part of the cast (with the GIL held it would be all of it)."""
+    import threading
+    import time
+
+    v, f = random_soup(rng, n_tris=2000)
+    scene = raypick.Scene()
+    scene.add_triangles(v, f)
+    scene.commit()
+    rays = random_rays(rng, 20000)
+    t0 = time.perf_counter()
+    scene.cast_rays(rays, nthreads=1)
+    once = time.perf_counter() - t0
+    reps = max(1, int(np.ceil(0.4 / max(once, 1e-4))))
+    big = np.tile(rays, (reps, 1))  # a cast of about 0.4 s
+    span = {}
+
+    def cast():
+        span["start"] = time.perf_counter()
+        scene.cast_rays(big, nthreads=1)
+        span["end"] = time.perf_counter()
+
+    stamps = []
+    worker = threading.Thread(target=cast)
+    worker.start()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+        time.sleep(0.001)
+    worker.join()
+    duration = span["end"] - span["start"]
+    inside = np.array([s for s in stamps if span["start"] <= s <= span["end"]])
+    assert len(inside) > 10, (len(inside), duration)
+    gaps = np.diff(np.concatenate([[span["start"]], inside, [span["end"]]]))
+    assert gaps.max() < 0.5 * duration, (gaps.max(), duration)

@@ -1,7 +1,7 @@
 """Type stubs for the raypick extension module (see the docstrings at run time for examples)."""
 
 from os import PathLike
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -120,7 +120,13 @@ class Scene:
         self, ray_origins: ArrayLike, ray_directions: ArrayLike, multiple_hits: bool = True
     ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """trimesh-style: (locations, index_ray, index_tri)."""
-    def pick(self, camera: Camera, x: float, y: float) -> Optional[Hit]: ...
+    def pick(self, camera: Camera, x: float, y: float, tolerance_px: float = 0.0) -> Optional[Hit]:
+        """The closest hit under window position (x, y), or None; with tolerance_px > 0, also
+        what is up to that many pixels away when nothing is exactly under it."""
+    def pick_rect(
+        self, camera: Camera, x0: float, y0: float, x1: float, y1: float
+    ) -> List[Tuple[int, Optional[int]]]:
+        """(geometry_id, instance_id) of everything inside the window rectangle (marquee)."""
     @staticmethod
     def create_rays_pinhole(
         fov_deg: float,
