@@ -4,7 +4,9 @@
 //! ```sh
 //! cargo run --release -p raypick-io --example load_time -- [FILE] [RUNS]
 //! ```
-//! FILE defaults to the shared `scenes/conference.obj` (331k triangles), RUNS to 7.
+//! FILE defaults to the shared `scenes/conference.obj` (331k triangles), RUNS to 7. For an OBJ
+//! file it also times `tobj` (triangulate + single index) on the same bytes, for comparison with
+//! the hand parser (see `obj`'s module docs).
 
 use std::time::{Duration, Instant};
 
@@ -67,6 +69,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = parse_file(&path, &LoadOptions::default())?;
     let one_call = start.elapsed();
 
+    let is_obj = path.to_ascii_lowercase().ends_with(".obj");
+    let tobj_time = is_obj.then(|| {
+        let bytes = std::fs::read(&path).expect("read above");
+        let options = tobj::LoadOptions {
+            triangulate: true,
+            single_index: true,
+            ..Default::default()
+        };
+        let samples = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                let loaded =
+                    tobj::load_obj_buf(&mut std::io::Cursor::new(&bytes), &options, |_| {
+                        Ok(Default::default())
+                    });
+                let elapsed = start.elapsed();
+                let (models, _) = loaded.expect("tobj reads the file");
+                let tobj_triangles: usize = models.iter().map(|m| m.mesh.indices.len() / 3).sum();
+                assert_eq!(
+                    tobj_triangles, triangles,
+                    "tobj and raypick-io agree on the count"
+                );
+                elapsed
+            })
+            .collect();
+        median(samples)
+    });
+
     let (read, parse, build, pick) = (median(read), median(parse), median(build), median(pick));
     println!("file: {path}");
     println!("triangles: {triangles}, runs: {runs} (medians)");
@@ -83,5 +113,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "parse_file (read + parse, one call, one run): {:.1} ms",
         one_call.as_secs_f64() * 1e3
     );
+    if let Some(tobj_time) = tobj_time {
+        println!(
+            "tobj parse of the same bytes: {:.1} ms",
+            tobj_time.as_secs_f64() * 1e3
+        );
+    }
     Ok(())
 }
