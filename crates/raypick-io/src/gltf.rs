@@ -74,7 +74,8 @@ fn pointer(parts: &[&dyn std::fmt::Display]) -> Location {
 /// let json = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
 ///   "nodes":[{"mesh":0,"name":"tri","translation":[0,0,5]}],
 ///   "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
-///   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3"}],
+///   "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
+///                 "min":[0,0,0],"max":[1,1,0]}],
 ///   "bufferViews":[{"buffer":0,"byteLength":36}],
 ///   "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
 /// let model = raypick_io::gltf::parse(json.as_bytes(), &Default::default()).unwrap();
