@@ -73,6 +73,9 @@ pub(crate) struct RawHit {
     pub u: f32,
     pub v: f32,
     pub prim: u32,
+    /// Where the primitive's data sits in its geometry's acceleration data (BVH order for
+    /// triangles), so finishing the hit reads memory the test just touched.
+    pub slot: u32,
     pub geom: u32,
     pub instance: Option<u32>,
 }

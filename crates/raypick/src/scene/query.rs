@@ -347,11 +347,11 @@ impl Scene {
             &self.geometries[raw.geom as usize],
             &self.accels[raw.geom as usize],
         ) {
-            (Geometry::Mesh(m), Accel::Mesh(a)) => {
-                let Some(tri) = m.triangle(raw.prim) else {
+            (Geometry::Mesh(_), Accel::Mesh(a)) => {
+                // The local triangle in BVH order: the same f32 data the kernel tested.
+                let Some(&[l0, l1, l2]) = a.tris.get(raw.slot as usize) else {
                     return (ray.at(raw.t), Vec3::ZERO, true);
                 };
-                let [l0, l1, l2] = tri.map(|v| v - a.offset);
                 let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
                 let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
                 (a.offset + local, normal, true)

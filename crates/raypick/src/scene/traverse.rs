@@ -119,17 +119,20 @@ impl MeshAccel {
         // A mirroring instance flips the winding: what the kernel calls a front face in object space
         // is a back face of the world-space copy.
         let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
-        let culling = ctx.culling;
+        // One call site of the kernel on the hot path (so it can be inlined); the mirrored-culling
+        // check is a cold second call.
+        let kernel_culling = if cull_object_front {
+            Culling::None
+        } else {
+            ctx.culling
+        };
         let test = |i: usize| -> Option<TriHit> {
             let [a, b, c] = self.tris[i];
-            if cull_object_front {
-                if wray.intersect(a, b, c, Culling::Back, C::EDGES).is_some() {
-                    return None;
-                }
-                wray.intersect(a, b, c, Culling::None, C::EDGES)
-            } else {
-                wray.intersect(a, b, c, culling, C::EDGES)
+            let hit = wray.intersect(a, b, c, kernel_culling, C::EDGES)?;
+            if cull_object_front && is_object_front(&wray, [a, b, c], C::EDGES) {
+                return None;
             }
+            Some(hit)
         };
         let prim_ids = self.bvh.prim_ids();
         let raw = |i: usize, h: TriHit| RawHit {
@@ -137,6 +140,7 @@ impl MeshAccel {
             u: h.u,
             v: h.v,
             prim: prim_ids[i],
+            slot: i as u32,
             geom,
             instance: ctx.instance,
         };
@@ -168,6 +172,13 @@ impl MeshAccel {
     }
 }
 
+/// `true` when the kernel sees the triangle's front face (what back-face culling keeps).
+#[cold]
+#[inline(never)]
+fn is_object_front(wray: &WatertightRay, [a, b, c]: [Vec3; 3], edges: EdgeRule) -> bool {
+    wray.intersect(a, b, c, Culling::Back, edges).is_some()
+}
+
 impl SpheresAccel {
     fn visit<C: Collector>(
         &self,
@@ -197,6 +208,7 @@ impl SpheresAccel {
                         u: 0.0,
                         v: 0.0,
                         prim,
+                        slot: prim,
                         geom,
                         instance: ctx.instance,
                     })?;

@@ -1,0 +1,177 @@
+//! Scene benchmarks on the shared workload (BENCHMARKS.md): the Stanford bunny (69,451 triangles),
+//! incoherent rays (origins on a sphere of twice the box radius, aimed at uniform points in the box)
+//! and primary rays (a 512×512 pinhole camera at `centre + (0, 0.6, 2.2)·radius`, 45° vertical field
+//! of view). Throughput is reported in rays per second (criterion's "elem/s"); single-thread figures
+//! loop over `Scene::intersect`/`occluded`, the batch figure uses `intersect_batch` on all cores.
+//!
+//! Run: `cargo bench -p raypick --bench scene`.
+
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use raypick::bvh::BuildConfig;
+use raypick::glam::Vec3;
+use raypick::{Aabb, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
+
+const BUNNY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/obj/stanford-bunny.obj"
+);
+
+/// `v` and `f a b c` lines only (the bunny has nothing else).
+fn read_obj(path: &str) -> TriMesh {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut vertices = Vec::new();
+    let mut indices = Vec::new();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        match it.next() {
+            Some("v") => {
+                let c: Vec<f32> = it.take(3).map(|s| s.parse().unwrap()).collect();
+                vertices.push(Vec3::new(c[0], c[1], c[2]));
+            }
+            Some("f") => {
+                let f: Vec<u32> = it
+                    .map(|s| s.split('/').next().unwrap().parse::<u32>().unwrap() - 1)
+                    .collect();
+                for k in 1..f.len() - 1 {
+                    indices.push([f[0], f[k], f[k + 1]]);
+                }
+            }
+            _ => {}
+        }
+    }
+    TriMesh::new(vertices, indices)
+}
+
+fn incoherent(bounds: Aabb, n: usize) -> Vec<Ray> {
+    let mut rng = Pcg64::seed_from_u64(7);
+    let (c, r) = (bounds.center(), bounds.extent().length() * 0.5);
+    (0..n)
+        .map(|_| {
+            let target = bounds.min + bounds.extent() * Vec3::new(rng.gen(), rng.gen(), rng.gen());
+            let on_sphere = loop {
+                let p = Vec3::new(
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                );
+                if p.length_squared() <= 1.0 && p.length_squared() > 1e-6 {
+                    break p.normalize();
+                }
+            };
+            let origin = c + on_sphere * 2.0 * r;
+            Ray::new(origin, (target - origin).normalize())
+        })
+        .collect()
+}
+
+fn primary(bounds: Aabb, res: usize) -> Vec<Ray> {
+    let (c, r) = (bounds.center(), bounds.extent().length() * 0.5);
+    let eye = c + Vec3::new(0.0, 0.6, 2.2) * r;
+    let forward = (c - eye).normalize();
+    let right = forward.cross(Vec3::Y).normalize();
+    let up = right.cross(forward);
+    let half = (22.5f32).to_radians().tan();
+    let mut rays = Vec::with_capacity(res * res);
+    for y in 0..res {
+        for x in 0..res {
+            let px = ((x as f32 + 0.5) / res as f32 * 2.0 - 1.0) * half;
+            let py = (1.0 - (y as f32 + 0.5) / res as f32 * 2.0) * half;
+            rays.push(Ray::new(eye, (forward + px * right + py * up).normalize()));
+        }
+    }
+    rays
+}
+
+fn bunny_scene(config: BuildConfig) -> (TriMesh, Scene) {
+    let mesh = read_obj(BUNNY);
+    let mut b = SceneBuilder::with_config(config);
+    b.add_mesh(mesh.clone());
+    (mesh, b.build().unwrap())
+}
+
+fn bench(c: &mut Criterion) {
+    let (mesh, _) = bunny_scene(BuildConfig::default());
+
+    let mut build = c.benchmark_group("build_bunny");
+    build.sample_size(10);
+    for (name, config) in BuildConfig::PRESETS {
+        build.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| {
+                let mut sb = SceneBuilder::with_config(config);
+                sb.add_mesh(mesh.clone());
+                sb.build().unwrap()
+            })
+        });
+    }
+    build.finish();
+
+    let bounds = mesh.bounds();
+    // The SAH's primitive/node cost ratio decides leaf sizes: cheaper primitives mean bigger leaves,
+    // fewer nodes and less memory traffic.
+    {
+        let rays = incoherent(bounds, 100_000);
+        let primary_rays = primary(bounds, 256);
+        let mut g = c.benchmark_group("leaf_cost");
+        g.sample_size(10);
+        for (isect, max_leaf) in [(1.0, 4), (0.6, 8), (0.4, 8), (0.25, 16)] {
+            let config = BuildConfig {
+                intersection_cost: isect,
+                max_leaf_size: max_leaf,
+                ..BuildConfig::BALANCED
+            };
+            let (_, scene) = bunny_scene(config);
+            let s = scene.geometry_stats(0).unwrap();
+            eprintln!(
+                "isect {isect} max_leaf {max_leaf}: {} nodes, mean leaf {:.2}, SAH {:.1}",
+                s.nodes, s.mean_leaf_size, s.sah_cost
+            );
+            g.throughput(Throughput::Elements(rays.len() as u64));
+            g.bench_function(format!("incoherent/isect_{isect}_leaf_{max_leaf}"), |b| {
+                b.iter(|| rays.iter().filter(|r| scene.intersect(r).is_some()).count())
+            });
+            g.throughput(Throughput::Elements(primary_rays.len() as u64));
+            g.bench_function(format!("primary/isect_{isect}_leaf_{max_leaf}"), |b| {
+                b.iter(|| {
+                    primary_rays
+                        .iter()
+                        .filter(|r| scene.intersect(r).is_some())
+                        .count()
+                })
+            });
+        }
+        g.finish();
+    }
+    let sets = [
+        ("incoherent", incoherent(bounds, 200_000)),
+        ("primary", primary(bounds, 512)),
+    ];
+    let opts = QueryOptions::default();
+    for (name, config) in BuildConfig::PRESETS {
+        let (_, scene) = bunny_scene(config);
+        let mut g = c.benchmark_group(format!("bunny_{name}"));
+        g.sample_size(10);
+        for (set, rays) in &sets {
+            g.throughput(Throughput::Elements(rays.len() as u64));
+            g.bench_function(format!("closest_1t/{set}"), |b| {
+                b.iter(|| rays.iter().filter(|r| scene.intersect(r).is_some()).count())
+            });
+            g.bench_function(format!("occluded_1t/{set}"), |b| {
+                b.iter(|| rays.iter().filter(|r| scene.occluded(r)).count())
+            });
+            if name == "balanced" {
+                g.bench_function(format!("closest_batch/{set}"), |b| {
+                    b.iter(|| scene.intersect_batch(rays, &opts))
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
