@@ -635,10 +635,10 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
         let num = |k: &str| bvh.get(k).map_or("-".to_string(), |x| x.to_string());
         println!(
             "{:>4}  {:<24} {:<9} {:>9} {:>8} {:>7} {:>6} {:>6} {:>8} {:>10}",
-            g["id"],
+            g["id"].to_string(),
             truncate(g["name"].as_str().unwrap_or("-"), 24),
             g["kind"].as_str().unwrap_or_default(),
-            g["primitives"],
+            g["primitives"].to_string(),
             num("nodes"),
             num("leaves"),
             num("depth"),
