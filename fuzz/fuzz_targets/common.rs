@@ -10,7 +10,10 @@ pub fn check(result: Result<Model, LoadError>) {
         return;
     };
     for mesh in &model.meshes {
-        assert!(mesh.vertices.iter().all(|v| v.is_finite()), "non-finite vertex");
+        assert!(
+            mesh.vertices.iter().all(|v| v.is_finite()),
+            "non-finite vertex"
+        );
         let n = mesh.vertices.len();
         assert!(
             mesh.triangles.iter().flatten().all(|&i| (i as usize) < n),
@@ -18,8 +21,14 @@ pub fn check(result: Result<Model, LoadError>) {
         );
     }
     for instance in &model.instances {
-        assert!(instance.mesh < model.meshes.len(), "instance of a missing mesh");
-        assert!(instance.world_from_object.is_finite(), "non-finite transform");
+        assert!(
+            instance.mesh < model.meshes.len(),
+            "instance of a missing mesh"
+        );
+        assert!(
+            instance.world_from_object.is_finite(),
+            "non-finite transform"
+        );
     }
     if model.num_triangles_stored() < 20_000 {
         if let Err(error) = model.to_scene() {

@@ -248,3 +248,21 @@ fn fox_is_in_bind_pose() {
         model.notes
     );
 }
+
+/// BoxInterleaved.glb stores POSITION and NORMAL interleaved (byteStride 24): read with the stride,
+/// the positions are the ±0.5 cube corners, as in Box.gltf; read without it they would mix in the
+/// unit normals' components (0 and ±1).
+#[test]
+fn interleaved_positions_use_the_stride() {
+    for file in ["gltf/BoxInterleaved.glb", "gltf/Box.gltf"] {
+        let (_, model) = parse_file(format!("{DATA}{file}"), &LoadOptions::default()).unwrap();
+        let vertices = &model.meshes[0].vertices;
+        assert_eq!(vertices.len(), 24, "{file}");
+        for v in vertices {
+            assert!(
+                v.abs().cmpeq(raypick::glam::Vec3::splat(0.5)).all(),
+                "{file}: {v}"
+            );
+        }
+    }
+}
