@@ -7,6 +7,10 @@
 //!
 //! ## Modules
 //! - [`geom`]: rays, boxes and the exact intersection kernels (free functions on plain data).
+//! - [`bvh`]: the binned-SAH BVH over boxes and centroids (build presets, ordered robust traversal
+//!   with a leaf closure, refit, `validate()`, statistics).
+//! - [`scene`]: meshes, spheres and instances in a two-level BVH; closest, any and all hits, crossing
+//!   counts, masks, culling, filters and batches ([`Scene`], [`SceneBuilder`], [`Hit`]).
 //! - [`camera`]: projections, clip-space conventions, viewports, `unproject` / `project`, pixel rays.
 //!
 //! ## Conventions

@@ -10,13 +10,19 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use raypick::bvh::BuildConfig;
+use raypick::geom::sphere::sphere_quadratic;
 use raypick::geom::Culling;
 use raypick::glam::{Affine3A, Quat, Vec3};
-use raypick::scene::sphere_roots;
 use raypick::{BuildError, Hit, QueryOptions, Ray, Scene, SceneBuilder, Spheres, TriMesh};
 
 // ---------------------------------------------------------------------------------------------
 // Generators
+
+/// Both crossings of the line through `origin` along `dir` with the sphere (the geom kernel).
+fn sphere_roots(origin: Vec3, dir: Vec3, center: Vec3, radius: f32) -> Option<[f32; 2]> {
+    let hits = sphere_quadratic(&Ray::line(origin, dir), center, radius);
+    Some([hits.first()?, hits.last()?])
+}
 
 fn rand_vec(rng: &mut Pcg64) -> Vec3 {
     Vec3::new(

@@ -34,8 +34,9 @@
 //! `c` from the ray origin once per ray and mesh; the watertight kernel then works with small
 //! coordinates, so a mesh at 1e5..1e6 is hit with the same `t`, triangle and barycentrics as the same
 //! mesh at the origin. The hit point is rebuilt as `c + (1 - u - v)·v0 + u·v1 + v·v2` from the local
-//! vertices: its error is a few ulps of the coordinates, not of the ray length. Spheres are tested with
-//! `origin - centre` computed once per sphere, which has the same property.
+//! vertices: its error is a few ulps of the coordinates, not of the ray length. Spheres are tested with the
+//! quadratic kernel ([`crate::geom::sphere::sphere_quadratic`]), which forms `origin - centre` once and
+//! avoids the discriminant's cancellation, with the same property.
 //!
 //! ## Query rules
 //! - The `t` range is the ray's `[t_min, t_max]` (inclusive).
@@ -72,7 +73,6 @@ mod geometry;
 mod hit;
 mod query;
 mod refit;
-mod sphere;
 mod traverse;
 
 use glam::{Affine3A, Mat3A, Vec3};
@@ -81,7 +81,6 @@ pub use builder::SceneBuilder;
 pub use error::BuildError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
-pub use sphere::sphere_roots;
 
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::Aabb;

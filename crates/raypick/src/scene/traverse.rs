@@ -7,8 +7,9 @@ use std::ops::ControlFlow;
 use glam::Vec3;
 
 use super::hit::RawHit;
-use super::{sphere_roots, Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
+use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
 use crate::bvh::BvhRay;
+use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
 use crate::Ray;
 
@@ -192,7 +193,11 @@ impl SpheresAccel {
         let test = |prim: u32, col: &mut C| -> ControlFlow<()> {
             let (center, radius): (Vec3, f32) =
                 (spheres.centers[prim as usize], spheres.radii[prim as usize]);
-            let Some([t0, t1]) = sphere_roots(ray.origin, ray.dir, center, radius) else {
+            // Both crossings of the ray's line (the geom kernel clips to the range we give it); a
+            // tangent line's single root counts as a double root, keeping crossing parity.
+            let line = Ray::line(ray.origin, ray.dir);
+            let hits = sphere_quadratic(&line, center, radius);
+            let (Some(t0), Some(t1)) = (hits.first(), hits.last()) else {
                 return ControlFlow::Continue(());
             };
             // t0 is where the ray enters (front), t1 where it leaves (back).
