@@ -14,7 +14,7 @@ const state = {
   target: [0, 0, 0], yaw: 0, pitch: 0, distance: 1, fov: 45,
   w: clampInt(query.get('w'), 640, 16, 2048),
   h: clampInt(query.get('h'), 480, 16, 2048),
-  mode: 'shaded',
+  mode: 'headlight',
   hl: null,          // "geom,instance|-,prim" of the picked triangle
 };
 let initial = null;

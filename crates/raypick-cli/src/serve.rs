@@ -40,6 +40,8 @@ use raypick_cli::view::{
 };
 use tokio::sync::Semaphore;
 
+mod frame;
+
 /// Largest image width and height served, pixels (a 2048² RGB frame is 12 MiB in memory).
 pub const MAX_SIZE: u32 = 2048;
 /// Renders running at once (each already uses every core through the batch query).
@@ -306,14 +308,27 @@ impl ViewParams {
     }
 }
 
-fn parse_mode(s: Option<&str>) -> Result<Mode, ApiError> {
-    match s.unwrap_or("shaded") {
-        "shaded" => Ok(Mode::Shaded),
-        "normal" => Ok(Mode::Normal),
-        "depth" => Ok(Mode::Depth),
-        "prim-id" => Ok(Mode::PrimId),
+/// What the viewer draws: its own fast headlight shading, or one of `raypick render`'s modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ViewMode {
+    /// [`frame::render_headlight`]: the default, fast enough to drag.
+    Headlight,
+    /// [`render`] in this mode (the shaded one casts a shadow ray per pixel: slower).
+    Render(Mode),
+}
+
+const MODES: [&str; 5] = ["headlight", "shaded", "normal", "depth", "prim-id"];
+
+fn parse_mode(s: Option<&str>) -> Result<ViewMode, ApiError> {
+    match s.unwrap_or("headlight") {
+        "headlight" => Ok(ViewMode::Headlight),
+        "shaded" => Ok(ViewMode::Render(Mode::Shaded)),
+        "normal" => Ok(ViewMode::Render(Mode::Normal)),
+        "depth" => Ok(ViewMode::Render(Mode::Depth)),
+        "prim-id" => Ok(ViewMode::Render(Mode::PrimId)),
         other => Err(ApiError::bad(format!(
-            "mode={other:?}: expected shaded, normal, depth or prim-id"
+            "mode={other:?}: expected one of {}",
+            MODES.join(", ")
         ))),
     }
 }
@@ -399,10 +414,15 @@ async fn render_frame(
     let st = Arc::clone(&state);
     let (png, render_ms, encode_ms) = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let (image, stats) = render(&st.model.scene, &camera, mode, highlight, |_| {});
         let t0 = Instant::now();
+        let image = match mode {
+            ViewMode::Headlight => frame::render_headlight(&st.model.scene, &camera, highlight),
+            ViewMode::Render(mode) => render(&st.model.scene, &camera, mode, highlight, |_| {}).0,
+        };
+        let t1 = Instant::now();
         let png = encode_png_fast(&image);
-        (png, stats.seconds * 1e3, t0.elapsed().as_secs_f64() * 1e3)
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        (png, ms(t1 - t0), ms(t1.elapsed()))
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("render: {e}")))?;
@@ -506,7 +526,7 @@ async fn scene_info(State(state): State<Arc<AppState>>) -> Response {
             "fov": DEFAULT_FOV_DEG,
         },
         "limits": { "max_size": MAX_SIZE, "pitch": PITCH_LIMIT },
-        "modes": ["shaded", "normal", "depth", "prim-id"],
+        "modes": MODES,
     });
     axum::Json(body).into_response()
 }
@@ -587,8 +607,11 @@ mod tests {
         for bad in ["", "1,2", "1,2,3,4", "a,-,1", "1,-,-1"] {
             assert!(parse_highlight(Some(bad)).is_err(), "{bad}");
         }
-        assert_eq!(parse_mode(None).unwrap(), Mode::Shaded);
-        assert_eq!(parse_mode(Some("prim-id")).unwrap(), Mode::PrimId);
+        assert_eq!(parse_mode(None).unwrap(), ViewMode::Headlight);
+        assert_eq!(
+            parse_mode(Some("prim-id")).unwrap(),
+            ViewMode::Render(Mode::PrimId)
+        );
         assert!(parse_mode(Some("../etc")).is_err());
     }
 

@@ -354,7 +354,10 @@ fn demo_picks_and_frames_equal_the_library() {
         hl.instance.map_or("-".to_string(), |i| i.to_string()),
         hl.prim
     );
-    let (status, head, png) = s.get(&format!("/render?{}&hl={hl_param}", view.query()));
+    let (status, head, png) = s.get(&format!(
+        "/render?{}&hl={hl_param}&mode=shaded",
+        view.query()
+    ));
     assert_eq!(status, 200);
     assert!(head.contains("content-type: image/png") && head.contains("server-timing"));
     let served = Image::from_png(&png).unwrap();
@@ -445,4 +448,69 @@ fn concurrent_renders_are_bounded_with_503() {
     assert!(String::from_utf8_lossy(&busy[0].1).contains("busy"));
     // The server still answers afterwards.
     assert_eq!(s.get("/api/scene").0, 200);
+}
+
+/// The headlight frame, rebuilt pixel by pixel from library picks through each pixel centre:
+/// sky rows `lerp(top, bottom, y/h)`, objects `id_color(object) · (0.25 + 0.75·|n·d|)`, the picked
+/// triangle in the highlight colour.
+fn headlight_reference(
+    model: &NamedScene,
+    camera: &raypick::camera::Camera,
+    hl: Option<Highlight>,
+) -> Image {
+    let vp = camera.viewport();
+    let (w, h) = (vp.width as u32, vp.height as u32);
+    let mut img = Image::new(w, h);
+    let (top, bottom) = (
+        Vec3::new(194.0, 213.0, 237.0),
+        Vec3::new(245.0, 247.0, 250.0),
+    );
+    for y in 0..h {
+        for x in 0..w {
+            let px = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            let c = match raypick::camera::pick(&model.scene, camera, px) {
+                None => {
+                    let s = top.lerp(bottom, y as f32 / h as f32);
+                    [s.x as u8, s.y as u8, s.z as u8]
+                }
+                Some(p) if hl == Some(Highlight::of(&p.hit)) => [255, 20, 20],
+                Some(p) => {
+                    let key =
+                        (p.hit.instance.map_or(0, |i| i as u64 + 1) << 32) | p.hit.geom as u64;
+                    let k = 0.25 + 0.75 * p.hit.normal.normalize().dot(p.ray.dir).abs();
+                    raypick_cli::render::id_color(key).map(|c| (c as f32 * k + 0.5) as u8)
+                }
+            };
+            img.set(x as i64, y as i64, c);
+        }
+    }
+    img
+}
+
+#[test]
+fn headlight_frames_are_the_picks_shaded() {
+    let s = Server::start(None);
+    let model = demo_scene().unwrap();
+    let mut view = view_from_scene_info(&s.json("/api/scene"), (96, 72));
+    view.orbit.rotate(1.3, 0.1);
+    let camera = view.camera(&model, true);
+    let picked = raypick::camera::pick(&model.scene, &camera, Vec2::new(48.5, 36.5)).unwrap();
+    let hl = Highlight::of(&picked.hit);
+    let hl_param = format!(
+        "{},{},{}",
+        hl.geom,
+        hl.instance.map_or("-".to_string(), |i| i.to_string()),
+        hl.prim
+    );
+    // The default mode is headlight.
+    let (status, _, png) = s.get(&format!("/render?{}&hl={hl_param}", view.query()));
+    assert_eq!(status, 200);
+    let served = Image::from_png(&png).unwrap();
+    assert_eq!(served, headlight_reference(&model, &camera, Some(hl)));
+    assert_eq!(served.get(48, 36), [255, 20, 20]);
+    let (_, _, png) = s.get(&format!("/render?{}&mode=headlight", view.query()));
+    assert_eq!(
+        Image::from_png(&png).unwrap(),
+        headlight_reference(&model, &camera, None)
+    );
 }
