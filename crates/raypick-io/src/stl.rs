@@ -408,6 +408,15 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_solid_next_to_a_full_one_still_builds() {
+        let text = format!("solid empty\nendsolid empty\n{TRI}");
+        let model = parse(text.as_bytes(), &StlOptions::default()).unwrap();
+        assert_eq!(model.meshes.len(), 2);
+        let loaded = model.into_loaded(Format::Stl).unwrap();
+        assert_eq!(loaded.geometry_names, ["empty", "a"]);
+    }
+
+    #[test]
     fn binary_with_solid_header_is_binary() {
         let facets = [
             [Vec3::ZERO, Vec3::X, Vec3::Y],
