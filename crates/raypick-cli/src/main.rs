@@ -600,7 +600,7 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
         "bounds": [[b.min.x, b.min.y, b.min.z], [b.max.x, b.max.y, b.max.z]],
         "load_ms": load_ms,
         "bvh_build_ms": rebuild_ms,
-        "accel_memory_bytes": scene.accel_memory_bytes(),
+        "accel_memory_bytes": accel_memory(scene),
         "top_level_bvh": {
             "nodes": top.nodes, "leaves": top.leaves, "depth": top.depth,
             "mean_leaf_size": top.mean_leaf_size, "sah_cost": top.sah_cost, "memory_bytes": top.memory_bytes,
@@ -623,7 +623,7 @@ fn cmd_info(model_path: Option<&Path>, json: bool) -> Result<()> {
     println!("BVH build    {rebuild_ms:.1} ms (all geometries, parsing excluded)");
     println!(
         "accel memory {:.2} MiB",
-        scene.accel_memory_bytes() as f64 / (1024.0 * 1024.0)
+        accel_memory(scene) as f64 / (1024.0 * 1024.0)
     );
     println!();
     println!(
@@ -669,21 +669,31 @@ fn triangles_in_world(scene: &Scene) -> usize {
         .sum()
 }
 
-/// Triangles in memory: each instanced scene once.
-fn triangles_stored(scene: &Scene) -> usize {
-    fn walk(scene: &Scene, seen: &mut Vec<*const Scene>) -> usize {
-        let mut n = scene.num_triangles();
+/// Sums `f` over the scene and every scene it instances, each counted once however often placed.
+fn sum_unique(scene: &Scene, f: &dyn Fn(&Scene) -> usize) -> usize {
+    fn walk(scene: &Scene, f: &dyn Fn(&Scene) -> usize, seen: &mut Vec<*const Scene>) -> usize {
+        let mut n = f(scene);
         for id in 0..scene.num_geometries() as u32 {
             if let Some(raypick::Geometry::Instance(i)) = scene.geometry(id) {
                 if !seen.contains(&std::sync::Arc::as_ptr(i.scene())) {
                     seen.push(std::sync::Arc::as_ptr(i.scene()));
-                    n += walk(i.scene(), seen);
+                    n += walk(i.scene(), f, seen);
                 }
             }
         }
         n
     }
-    walk(scene, &mut Vec::new())
+    walk(scene, f, &mut Vec::new())
+}
+
+/// Triangles in memory: each instanced scene once.
+fn triangles_stored(scene: &Scene) -> usize {
+    sum_unique(scene, &Scene::num_triangles)
+}
+
+/// Acceleration-structure bytes: each instanced scene once.
+fn accel_memory(scene: &Scene) -> usize {
+    sum_unique(scene, &Scene::accel_memory_bytes)
 }
 
 fn truncate(s: &str, n: usize) -> String {
