@@ -70,9 +70,9 @@ pub fn run(quick: bool) -> Result<()> {
         })
         .collect();
     println!("kernels: {n} rays, one primitive each, median of {runs} runs (1 thread)\n");
-    println!("{:<32} {:>10} {:>8}", "kernel", "Mrays/s", "hits");
+    println!("{:<36} {:>10} {:>8}", "kernel", "Mrays/s", "hits");
     let row =
-        |name: &str, (mrays, hits): (f64, usize)| println!("{name:<32} {mrays:>10.1} {hits:>8}");
+        |name: &str, (mrays, hits): (f64, usize)| println!("{name:<36} {mrays:>10.1} {hits:>8}");
     let tri_kernel = |k: fn(&Ray, Vec3, Vec3, Vec3, Culling) -> Option<raypick::geom::TriHit>| {
         time(n, runs, || {
             rays.iter()
@@ -150,7 +150,7 @@ pub fn run(quick: bool) -> Result<()> {
     let opts = QueryOptions::default();
     let threads = rayon::current_num_threads();
     println!("\nscene: built-in demo ({} triangles + spheres), {w}x{h} primary rays, median of {runs} runs\n", model.scene.num_triangles());
-    println!("{:<32} {:>10} {:>8}", "query", "Mrays/s", "hits");
+    println!("{:<36} {:>10} {:>8}", "query", "Mrays/s", "hits");
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let m = primary.len();
     row(
