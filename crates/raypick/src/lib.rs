@@ -29,3 +29,8 @@ pub use glam;
 pub use scene::{
     BuildError, Geometry, Hit, Instance, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
 };
+
+/// The README's example, compiled and run as a doc-test so it cannot go stale.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
