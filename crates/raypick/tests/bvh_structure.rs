@@ -173,7 +173,11 @@ fn traversal_reaches_every_box_the_ray_touches() {
         Aabb::new(Vec3::ZERO, Vec3::ONE),
         Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0)),
     ];
-    let bvh = Bvh::build(&flat, &centroids(&flat), BuildConfig::default());
+    let one_per_leaf = BuildConfig {
+        max_leaf_size: 1,
+        ..BuildConfig::default()
+    };
+    let bvh = Bvh::build(&flat, &centroids(&flat), one_per_leaf);
     assert_eq!(
         reached(&bvh, &Ray::new(Vec3::new(-1.0, 0.0, 1.0), Vec3::X)),
         vec![0]

@@ -53,34 +53,37 @@ pub struct BuildConfig {
 }
 
 impl BuildConfig {
-    /// Fastest build, slower traversal: 8 bins, leaves of up to 8 primitives, no sweep.
+    /// Fastest build, slower traversal: 8 bins, no sweep.
     pub const FAST: Self = Self {
         bins: 8,
         max_leaf_size: 8,
         traversal_cost: 1.0,
-        intersection_cost: 1.0,
+        intersection_cost: 0.5,
         sweep_threshold: 0,
         parallel_threshold: 4096,
     };
 
-    /// The default: 16 bins, leaves of up to 4 primitives, a full sweep for nodes of up to 16
-    /// primitives.
+    /// The default: 16 bins, a full sweep for nodes of up to 16 primitives, leaves of up to 8.
+    ///
+    /// A primitive test costs half a node visit in the SAH: a leaf's triangles are contiguous in
+    /// memory (stored in BVH order), while a node visit is a likely cache miss. On the bunny this gives
+    /// mean leaves of about 3 instead of 1.9 with equal costs, a third fewer nodes and about 10% more
+    /// incoherent rays per second (noisy measurement on a shared 2-core machine; primary rays alike).
     pub const BALANCED: Self = Self {
         bins: 16,
-        max_leaf_size: 4,
+        max_leaf_size: 8,
         traversal_cost: 1.0,
-        intersection_cost: 1.0,
+        intersection_cost: 0.5,
         sweep_threshold: 16,
         parallel_threshold: 4096,
     };
 
-    /// Best trees for many rays: 32 bins, a full sweep for nodes of up to 64 primitives, leaves of up
-    /// to 4 primitives.
+    /// Best trees for many rays: 32 bins and a full sweep for nodes of up to 64 primitives.
     pub const HIGH_QUALITY: Self = Self {
         bins: 32,
-        max_leaf_size: 4,
+        max_leaf_size: 8,
         traversal_cost: 1.0,
-        intersection_cost: 1.0,
+        intersection_cost: 0.5,
         sweep_threshold: 64,
         parallel_threshold: 4096,
     };
