@@ -1,7 +1,7 @@
 //! Bounding volume hierarchy: a binned-SAH builder over boxes and centroids, a compact depth-first
 //! node layout, ordered robust traversal with a leaf closure, refit and validation.
 //!
-//! The BVH never knows what a primitive is. [`Bvh::build`] sees one [`Aabb`] and one centroid per
+//! The BVH never knows what a primitive is. [`Bvh::build`] sees one [`Aabb`](crate::Aabb) and one centroid per
 //! primitive and returns a tree plus a permutation of primitive ids ([`Bvh::prim_ids`]): leaves cover
 //! contiguous ranges of that permutation, so a caller that stores its primitives in BVH order
 //! (`data[i] = original[prim_ids[i]]`) touches contiguous memory in every leaf. Traversal calls a
