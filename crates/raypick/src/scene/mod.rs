@@ -101,6 +101,12 @@ pub struct Scene {
     has_instances: bool,
 }
 
+// One scene serves many threads (batches, instances shared through `Arc`).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Scene>();
+};
+
 /// Per-geometry acceleration data.
 #[derive(Clone, Debug)]
 enum Accel {
