@@ -55,6 +55,14 @@ impl Loaded {
             .copied()
     }
 
+    /// The name of the model mesh the hit struck (for glTF the mesh name, e.g. `"Wheels"`, shared
+    /// by every node that places it; for the other formats the same as [`Self::name_of`]).
+    pub fn mesh_name_of(&self, hit: &Hit) -> Option<&str> {
+        self.mesh_of(hit)
+            .and_then(|mesh| self.mesh_names.get(mesh))
+            .map(String::as_str)
+    }
+
     /// The top-level geometry ids with this name (OBJ groups and glTF nodes need not be unique).
     pub fn geometries_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = u32> + 'a {
         self.geometry_names
