@@ -132,7 +132,9 @@ canvas.addEventListener('pointerup', (ev) => {
 });
 canvas.addEventListener('wheel', (ev) => {
   ev.preventDefault();
-  state.distance *= Math.exp(Math.max(-0.5, Math.min(0.5, ev.deltaY * 0.001)));
+  const d = state.distance * Math.exp(Math.max(-0.5, Math.min(0.5, ev.deltaY * 0.001)));
+  // The server accepts distances in (0, 1e7]; stay well inside.
+  state.distance = Math.max(1e-4, Math.min(1e6, d));
   requestRender();
 }, { passive: false });
 

@@ -513,4 +513,17 @@ fn headlight_frames_are_the_picks_shaded() {
         Image::from_png(&png).unwrap(),
         headlight_reference(&model, &camera, None)
     );
+    // From inside the scene's bounding box (no screen rectangle bounds the rays), and from afar
+    // (most pixels outside it).
+    for (target, distance) in [(Vec3::new(1.0, 1.0, 1.0), 1.5), (Vec3::ZERO, 80.0)] {
+        let mut v = view;
+        v.orbit.target = target;
+        v.orbit.distance = distance;
+        let (_, _, png) = s.get(&format!("/render?{}", v.query()));
+        assert_eq!(
+            Image::from_png(&png).unwrap(),
+            headlight_reference(&model, &v.camera(&model, true), None),
+            "target {target}, distance {distance}"
+        );
+    }
 }
