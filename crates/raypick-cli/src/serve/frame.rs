@@ -58,7 +58,8 @@ fn screen_rect(scene: &Scene, camera: &Camera, width: u32, height: u32) -> Optio
         // In front of the eye by a clear margin (view space looks down −z): at most 89.99° off
         // the view axis, so f32 rounding of `view_from_world` cannot flip the side.
         let z = view_from_world.transform_point3(corner).z;
-        if !(z < -1e-4 * (corner - eye).length()) {
+        let limit = -1e-4 * (corner - eye).length();
+        if z.is_nan() || z >= limit {
             return None;
         }
         let w = camera.project(corner)?;
