@@ -252,6 +252,30 @@ fn hits_beyond_the_f32_range_are_misses() {
 }
 
 #[test]
+fn edge_functions_below_the_f32_range_keep_their_sign() {
+    // A triangle of size s = 2⁻⁶⁴ and a ray along -z through a point one ulp outside its long edge:
+    // the edge function of that edge is δ·s = 2⁻¹⁵², below the smallest f32 subnormal, so the f32
+    // products cancel to 0 and the f64 recomputation must keep its sign rather than round it to 0 (an
+    // "exactly on the edge" that the closed rule would accept; the watertight kernel used to). At this
+    // scale det = 2⁻¹²⁸ and 1/det overflows: the hits must still come out finite (they used to be
+    // t = ∞, u = v = NaN).
+    let s = 2f32.powi(-64);
+    let delta = 2f32.powi(-88); // one ulp of s/2
+    let (a, b, c) = (Vec3::ZERO, Vec3::new(s, 0.0, 0.0), Vec3::new(0.0, s, 0.0));
+    let outside = Ray::new(Vec3::new(s / 2.0 + delta, s / 2.0, 1.0), Vec3::NEG_Z);
+    let inside = Ray::new(Vec3::new(s / 2.0 - delta, s / 2.0, 1.0), Vec3::NEG_Z);
+    let on_edge = Ray::new(Vec3::new(s / 2.0, s / 2.0, 1.0), Vec3::NEG_Z);
+    assert_eq!(watertight(&outside, a, b, c, Culling::None), None);
+    assert!(watertight(&inside, a, b, c, Culling::None).is_some());
+    let h = watertight(&on_edge, a, b, c, Culling::None).expect("closed edge");
+    assert_eq!((h.t, h.u, h.v), (1.0, 0.5, 0.5));
+    for k in [moller_trumbore, watertight] {
+        let h = k(&inside, a, b, c, Culling::None).expect("inside");
+        assert!(h.t == 1.0 && h.u.is_finite() && h.v.is_finite() && h.u + h.v <= 1.0);
+    }
+}
+
+#[test]
 fn degenerate_triangles_never_hit() {
     // Repeated vertices and exactly collinear vertices (small integers times powers of two keep the
     // collinearity exact in f32), at scales 2^-20..2^20, with rays aimed at points of the degenerate

@@ -227,18 +227,26 @@ impl WatertightRay {
         let bz = self.row_z.dot(b);
         let cz = self.row_z.dot(c);
         let t_scaled = u * az + v * bz + w * cz;
-        let rcp = 1.0 / det;
-        let t = t_scaled * rcp;
+        let (t, u, v) = scale_by_det(t_scaled, v, w, det);
         // `t` overflows to ±∞ when det is tiny (a ray almost parallel to the plane); a hit "at
         // infinity" is not a hit, even for an unbounded ray.
         if !(t >= self.t_min && t <= self.t_max && t.is_finite()) {
             return None;
         }
-        Some(TriHit {
-            t,
-            u: v * rcp,
-            v: w * rcp,
-        })
+        Some(TriHit { t, u, v })
+    }
+}
+
+/// `(t, u, v) / det`, by one reciprocal and three products, or by three divisions when `1 / det`
+/// overflows: `|det| < 2⁻¹²⁸` happens for triangles of size below about `1e-19` (det is a product of two
+/// coordinates), where the quotients themselves are perfectly representable.
+#[inline(always)]
+fn scale_by_det(t: f32, u: f32, v: f32, det: f32) -> (f32, f32, f32) {
+    let rcp = 1.0 / det;
+    if rcp.is_finite() {
+        (t * rcp, u * rcp, v * rcp)
+    } else {
+        (t / det, u / det, v / det)
     }
 }
 
@@ -368,16 +376,11 @@ pub fn moller_trumbore(
     if !det_is_significant(det, e1, e2, ray.dir) {
         return None;
     }
-    let inv_det = 1.0 / det;
-    let t = e2.dot(q) * inv_det;
+    let (t, u, v) = scale_by_det(e2.dot(q), u, v, det);
     if !(t >= ray.t_min && t <= ray.t_max && t.is_finite()) {
         return None;
     }
-    Some(TriHit {
-        t,
-        u: u * inv_det,
-        v: v * inv_det,
-    })
+    Some(TriHit { t, u, v })
 }
 
 /// Ray/plane distance, then point-in-triangle with barycentric dot products: the "intuitive" method of
