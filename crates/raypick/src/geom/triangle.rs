@@ -401,6 +401,10 @@ pub fn moller_trumbore(
 /// A hit also needs `|N · D| > DET_REL_EPS · |E1||E2||D|` ([`DET_REL_EPS`]): the same scale-free test as
 /// [`moller_trumbore`], which rejects degenerate triangles and rays parallel to the plane.
 ///
+/// Range: `den` and the numerators are of fourth degree in the edge lengths, so in `f32` the method
+/// works for triangles of size about `1e-9` to `1e9` (beyond, they underflow or overflow and the
+/// kernel misses, without panicking); the other two kernels are of second and third degree.
+///
 /// ```
 /// use raypick::{geom::triangle::{plane_barycentric, Culling}, glam::Vec3, Ray};
 /// let (v0, v1, v2) = (Vec3::new(0.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0), Vec3::new(0.0, 1.0, -1.0));
