@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: sets up what it needs, then runs every check.
-# README's test command and .ci/run both call exactly this script.
+# README's test command and .ci/run both call exactly this script. On a fresh machine it creates the
+# Python venv (.venv) and installs Chromium and playwright-core for the browser test when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,12 @@ cargo test --workspace
 
 step "cargo test -p raypick --features force-scalar (the scalar twins)"
 cargo test -p raypick --features force-scalar --lib
+
+step "Python bindings: venv, maturin build, pytest"
+bash scripts/py-test.sh
+
+step "browser end-to-end: raypick serve in headless Chromium"
+bash scripts/e2e.sh
 
 echo
 echo "all checks passed"
