@@ -103,6 +103,26 @@ fn slabs_scalar(node: &Node, ray: &BvhRay, t_max: f32) -> Option<f32> {
     (near <= far).then_some(near)
 }
 
+/// Node `i` of a built BVH, without a bounds check on the hot path.
+///
+/// Every index the traversal follows comes from the builder (the root, `i + 1` and `right_child()` of
+/// interior nodes), which lays out children inside the array; `nodes` is private to the crate and
+/// only `Bvh::build` creates it (refit changes boxes, never indices), and [`Bvh::validate`] checks the
+/// layout in the tests. With the `force-scalar` feature (the spec twin) the access is checked.
+#[inline(always)]
+fn node_at(nodes: &[Node], i: usize) -> &Node {
+    debug_assert!(i < nodes.len());
+    #[cfg(not(feature = "force-scalar"))]
+    {
+        // SAFETY: `i < nodes.len()` by the builder's layout invariant described above.
+        unsafe { nodes.get_unchecked(i) }
+    }
+    #[cfg(feature = "force-scalar")]
+    {
+        &nodes[i]
+    }
+}
+
 impl Bvh {
     /// Visits, near child first, every leaf whose box the ray reaches within `[ray.t_min, t_max]`,
     /// calling `leaf(range, &mut t_max)` with the leaf's positions in [`Bvh::prim_ids`]. The closure
@@ -165,14 +185,14 @@ impl Bvh {
         let mut sp = 0usize;
         let mut index = 0usize;
         loop {
-            let node = &nodes[index];
+            let node = node_at(nodes, index);
             if node.is_leaf() {
                 leaf(node.prim_range(), &mut t_max)?;
                 prune = prune_bound(t_max);
             } else {
                 let (l, r) = (index + 1, node.right_child());
-                let hl = slabs(&nodes[l], ray, prune);
-                let hr = slabs(&nodes[r], ray, prune);
+                let hl = slabs(node_at(nodes, l), ray, prune);
+                let hr = slabs(node_at(nodes, r), ray, prune);
                 match (hl, hr) {
                     (Some(tl), Some(tr)) => {
                         let (near, far, t_far) = if tl <= tr { (l, r, tr) } else { (r, l, tl) };

@@ -55,6 +55,14 @@ impl Scene {
                 }
                 ControlFlow::Continue(())
             }
+            Mode::Bvh if self.top.nodes().len() == 1 => {
+                // A single top-level leaf (e.g. one mesh): skip the box test, each geometry's own
+                // BVH tests its root box anyway.
+                for &g in &self.top_geoms {
+                    self.visit_geometry(g as usize, ray, ctx, mode, col)?;
+                }
+                ControlFlow::Continue(())
+            }
             Mode::Bvh => {
                 let t_max = col.t_max();
                 self.top.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
