@@ -12,8 +12,9 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
   vertices and triangles (so triangle ids agree);
 - makes the two shared ray sets with ../shared/tools/make_rays.py (cached in bench/out/);
 - times closest hit and occlusion (any hit) per engine: warm-up, then the median of --repeat runs
-  (≥ 5), with 1 thread and with all threads where the engine allows it (embreex has no thread
-  setting: its all-threads rows split the batch over threads by hand, as in the anchors);
+  (≥ 5), the engines interleaved run by run so that changes of machine load hit all alike, with 1
+  thread and with all threads where the engine allows it (embreex has no thread setting: its
+  all-threads rows split the batch over threads by hand, as in the anchors);
 - checks that all engines agree with raypick on hit/miss and on the nearest triangle (rays that
   differ are checked in f64: a ray grazing an edge may go either way);
 - prints the Mrays/s table and the ratios raypick / engine.
@@ -202,16 +203,6 @@ def ray_sets(n):
     return sets
 
 
-def timed(fn, repeat):
-    fn()  # warm-up
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts), min(ts), max(ts)
-
-
 def f64_margin(rays, v, f, prims):
     """Smallest barycentric of each ray against its triangle in f64 (negative: outside)."""
     out = np.full(len(rays), np.nan)
@@ -304,23 +295,35 @@ def main():
         except Exception as e:  # an engine that cannot build this mesh is reported, not fatal
             skipped.append((key, f"{type(e).__name__}: {e}"))
 
+    # Interleaved: for each cell (query, set, threads) every engine runs once per round, so a change
+    # of machine load during the run hits all engines alike and the ratios stay meaningful.
     results = {}  # (engine, query, set, threads) -> (median, min, max) seconds
-    answers = {}  # (engine, set) -> (t, prim) closest-hit answers, and occlusion
-    for e in engines:
-        for sname, rays in sets.items():
-            for th in e.threads:
-                for q in ("closest", "occluded"):
-                    fn = getattr(e, q)
-                    results[(e.name, q, sname, th)] = timed(lambda: fn(rays, th), args.repeat)
-                    log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / results[(e.name, q, sname, th)][0] / 1e6:7.2f} Mrays/s")
+    answers = {}  # (engine, set) -> (closest-hit (t, prim), occlusion)
+    for sname, rays in sets.items():
+        for e in engines:
             answers[(e.name, sname)] = (e.closest(rays, ALL if ALL in e.threads else 1), e.occluded(rays, e.threads[-1]))
+        for th in sorted({t for e in engines for t in e.threads}):
+            for q in ("closest", "occluded"):
+                cell = [e for e in engines if th in e.threads]
+                times = {e.name: [] for e in cell}
+                for e in cell:  # warm-up
+                    getattr(e, q)(rays, th)
+                for _ in range(args.repeat):
+                    for e in cell:
+                        t0 = time.perf_counter()
+                        getattr(e, q)(rays, th)
+                        times[e.name].append(time.perf_counter() - t0)
+                for e in cell:
+                    ts = times[e.name]
+                    results[(e.name, q, sname, th)] = (statistics.median(ts), min(ts), max(ts))
+                    log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / statistics.median(ts) / 1e6:7.2f} Mrays/s")
 
     # ---- report ----
     lines = []
     p = lines.append
     p(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
       f"{ALL} cores ({platform.processor() or platform.platform()}), Python {platform.python_version()}, numpy {np.__version__}; "
-      f"{len(f)} triangles; {', '.join(f'{len(r):,} {k}' for k, r in sets.items())} rays; median of {args.repeat} after a warm-up.")
+      f"{len(f)} triangles; {', '.join(f'{len(r):,} {k}' for k, r in sets.items())} rays; median of {args.repeat} interleaved runs after a warm-up.")
     p("")
     cols = [(q, s, t) for q in ("closest", "occluded") for t in (1, ALL) for s in sets]
     head = "| engine | version | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " | build ms |"

@@ -8,6 +8,7 @@ use glam::{Affine3A, Mat4, Vec3};
 use numpy::{PyArray2, PyArrayDyn};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use rayon::prelude::*;
 use raypick::{Geometry, Hit, QueryOptions, Ray, SceneBuilder, Spheres, TriMesh};
@@ -299,21 +300,25 @@ pub struct PyScene {
 }
 
 impl PyScene {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    /// Locks the state, detached from Python while waiting: a thread that builds holds the lock
+    /// while detached and must re-attach before it releases it, so waiting attached would deadlock.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, State> {
         // A panic while the lock was held cannot leave `State` half-updated (every update is one
         // push or one assignment), so a poisoned lock is still consistent.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state
+            .lock_py_attached(py)
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn built(&self, py: Python<'_>) -> PyResult<Arc<Built>> {
-        let mut guard = self.lock();
+        let mut guard = self.lock(py);
         let state: &mut State = &mut guard;
         build(py, state)
     }
 
     /// This scene as an instance source (built, cached).
     fn as_source(&self, py: Python<'_>) -> PyResult<Arc<Source>> {
-        let mut guard = self.lock();
+        let mut guard = self.lock(py);
         let state: &mut State = &mut guard;
         if let Some(s) = &state.as_source {
             return Ok(s.clone());
@@ -338,8 +343,8 @@ impl PyScene {
         Ok(source)
     }
 
-    fn add_entry(&self, e: Entry) -> PyResult<u32> {
-        self.lock().push(e)
+    fn add_entry(&self, py: Python<'_>, e: Entry) -> PyResult<u32> {
+        self.lock(py).push(e)
     }
 
     /// A scene with these entries (from a loader or from unpickling).
@@ -526,6 +531,7 @@ impl PyScene {
     #[pyo3(signature = (vertices, triangles=None, name=None))]
     fn add_triangles(
         &self,
+        py: Python<'_>,
         vertices: &Bound<'_, PyAny>,
         triangles: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
@@ -556,7 +562,7 @@ impl PyScene {
         if let Some(n) = name {
             mesh = mesh.with_name(n);
         }
-        self.add_entry(Entry::Mesh(mesh))
+        self.add_entry(py, Entry::Mesh(mesh))
     }
 
     /// Adds a set of spheres and returns its geometry id. Sphere ``i`` is primitive id ``i``;
@@ -573,6 +579,7 @@ impl PyScene {
     #[pyo3(signature = (centers, radii, name=None))]
     fn add_spheres(
         &self,
+        py: Python<'_>,
         centers: &Bound<'_, PyAny>,
         radii: &Bound<'_, PyAny>,
         name: Option<String>,
@@ -606,7 +613,7 @@ impl PyScene {
         if let Some(name) = name {
             s = s.with_name(name);
         }
-        self.add_entry(Entry::Spheres(s))
+        self.add_entry(py, Entry::Spheres(s))
     }
 
     /// Places a whole scene, or one geometry of this scene, with a 4×4 affine transform and returns
@@ -649,7 +656,7 @@ impl PyScene {
             }
             other.as_source(py)?
         } else if let Ok(g) = scene_or_geometry.extract::<u32>() {
-            let mut state = self.lock();
+            let mut state = self.lock(py);
             if let Some(s) = state.geometry_sources.get(&g) {
                 s.clone()
             } else {
@@ -682,7 +689,7 @@ impl PyScene {
                 "add_instance needs a raypick.Scene or a geometry id (int) of this scene",
             ));
         };
-        self.add_entry(Entry::Instance(InstanceEntry {
+        self.add_entry(py, Entry::Instance(InstanceEntry {
             source,
             matrix,
             world_from_object,
@@ -698,18 +705,18 @@ impl PyScene {
 
     /// Number of geometries (ids are ``0 .. num_geometries - 1``).
     #[getter]
-    fn num_geometries(&self) -> usize {
-        self.lock().entries.len()
+    fn num_geometries(&self, py: Python<'_>) -> usize {
+        self.lock(py).entries.len()
     }
 
-    fn __len__(&self) -> usize {
-        self.num_geometries()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.num_geometries(py)
     }
 
     /// Triangles stored in the scene's meshes (instances not counted again).
     #[getter]
-    fn num_triangles(&self) -> usize {
-        self.lock()
+    fn num_triangles(&self, py: Python<'_>) -> usize {
+        self.lock(py)
             .entries
             .iter()
             .map(|e| match e {
@@ -723,8 +730,8 @@ impl PyScene {
     ///
     /// Raises:
     ///     IndexError: no such geometry.
-    fn geometry_name(&self, geometry_id: u32) -> PyResult<Option<String>> {
-        let state = self.lock();
+    fn geometry_name(&self, py: Python<'_>, geometry_id: u32) -> PyResult<Option<String>> {
+        let state = self.lock(py);
         match state.entries.get(geometry_id as usize) {
             Some(Entry::Mesh(m)) => Ok(m.name().map(str::to_owned)),
             Some(Entry::Spheres(s)) => Ok(s.name().map(str::to_owned)),
@@ -737,8 +744,8 @@ impl PyScene {
     }
 
     /// The kind of geometry ``geometry_id``: ``"mesh"``, ``"spheres"`` or ``"instance"``.
-    fn geometry_kind(&self, geometry_id: u32) -> PyResult<&'static str> {
-        let state = self.lock();
+    fn geometry_kind(&self, py: Python<'_>, geometry_id: u32) -> PyResult<&'static str> {
+        let state = self.lock(py);
         match state.entries.get(geometry_id as usize) {
             Some(Entry::Mesh(_)) => Ok("mesh"),
             Some(Entry::Spheres(_)) => Ok("spheres"),
@@ -1137,8 +1144,8 @@ impl PyScene {
         crate::camera::create_rays_pinhole(py, fov_deg, center, eye, up, width_px, height_px)
     }
 
-    fn __repr__(&self) -> String {
-        let state = self.lock();
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = self.lock(py);
         let (mut meshes, mut spheres, mut instances) = (0, 0, 0);
         for e in &state.entries {
             match e {
@@ -1164,7 +1171,7 @@ impl PyScene {
     /// The scene's geometries as plain Python data (numpy arrays, names, matrices): what pickle
     /// stores. Instanced scenes are stored once however often they are placed.
     fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let state = self.lock();
+        let state = self.lock(py);
         let mut sources: Vec<Arc<Source>> = Vec::new();
         let geoms = PyList::empty(py);
         for e in &state.entries {
@@ -1218,7 +1225,7 @@ impl PyScene {
             .iter()
             .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
             .collect::<PyResult<Vec<_>>>()?;
-        let mut st = self.lock();
+        let mut st = self.lock(py);
         *st = State {
             entries,
             ..State::default()
@@ -1233,7 +1240,7 @@ impl PyScene {
 
     /// The vertices ``(N, 3)`` float32 and triangles ``(M, 3)`` uint32 of mesh ``geometry_id``.
     fn mesh_arrays<'py>(&self, py: Python<'py>, geometry_id: u32) -> PyResult<MeshArrays<'py>> {
-        let state = self.lock();
+        let state = self.lock(py);
         match state.entries.get(geometry_id as usize) {
             Some(Entry::Mesh(m)) => {
                 let v: Vec<f32> = m.vertices().iter().flat_map(|p| p.to_array()).collect();
@@ -1256,7 +1263,7 @@ impl PyScene {
         py: Python<'py>,
         geometry_id: u32,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let state = self.lock();
+        let state = self.lock(py);
         match state.entries.get(geometry_id as usize) {
             Some(Entry::Instance(i)) => PyArray2::from_vec2(
                 py,
@@ -1320,7 +1327,7 @@ mod tests {
         world.add_instance(part, Affine3A::from_translation(Vec3::X));
         let world = world.build().unwrap();
         let py_scene = PyScene::from_rust(&world);
-        let state = py_scene.lock();
+        let state = py_scene.state.lock().unwrap();
         assert_eq!(state.entries.len(), 2);
         let (Entry::Instance(a), Entry::Instance(b)) = (&state.entries[0], &state.entries[1])
         else {

@@ -305,3 +305,35 @@ def test_casting_releases_the_gil(rng):
     assert len(inside) > 10, (len(inside), duration)
     gaps = np.diff(np.concatenate([[span["start"]], inside, [span["end"]]]))
     assert gaps.max() < 0.5 * duration, (gaps.max(), duration)
+
+
+def test_threads_racing_on_the_first_build_do_not_deadlock(rng):
+    """Several threads query a scene that is not built yet: one builds (detached from Python,
+    holding the scene's lock) while the others wait for the lock without holding the GIL."""
+    import threading
+
+    for attempt in range(3):
+        v, f = random_soup(rng, n_tris=30000)
+        scene = raypick.Scene()
+        scene.add_triangles(v, f)
+        rays = random_rays(rng, 2000)
+        results = [None] * 6
+
+        def query(k):
+            if k % 3 == 2:
+                results[k] = (len(scene), scene.num_triangles)
+            else:
+                results[k] = scene.cast_rays(rays, nthreads=1)["t_hit"]
+
+        workers = [threading.Thread(target=query, args=(k,), daemon=True) for k in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=120)
+        assert not any(w.is_alive() for w in workers), "threads deadlocked"
+        ref = scene.cast_rays(rays)["t_hit"]
+        for k, r in enumerate(results):
+            if k % 3 == 2:
+                assert r == (1, 30000)
+            else:
+                np.testing.assert_array_equal(r, ref)
