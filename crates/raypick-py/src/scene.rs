@@ -689,12 +689,15 @@ impl PyScene {
                 "add_instance needs a raypick.Scene or a geometry id (int) of this scene",
             ));
         };
-        self.add_entry(py, Entry::Instance(InstanceEntry {
-            source,
-            matrix,
-            world_from_object,
-            name,
-        }))
+        self.add_entry(
+            py,
+            Entry::Instance(InstanceEntry {
+                source,
+                matrix,
+                world_from_object,
+                name,
+            }),
+        )
     }
 
     /// Builds the acceleration structure now (queries otherwise build it on first use after a
