@@ -11,6 +11,7 @@
 //! ray-by-ray agreement of the engines (disputes settled by an `f64` brute force).
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -210,10 +211,7 @@ fn main() -> Result<()> {
     println!();
 
     for set in &sets {
-        let results: Vec<SetResult> = built
-            .iter()
-            .map(|b| measure_set(b.engine.as_ref(), set, &pools, &args))
-            .collect();
+        let results = measure_set(&built, set, &pools, &args);
         print_set(set, &built, &results, &labels);
         let common = results.iter().map(|r| r.rays).min().unwrap_or(0);
         agreement(&mesh, set, &built, common, &pools[1], args.max_checked)?;
@@ -300,24 +298,18 @@ fn build(
     })
 }
 
-/// Times closest and any hit on 1 and N threads, on the whole set or on the share the budget allows.
-fn measure_set(
-    engine: &dyn Engine,
-    set: &RaySet,
-    pools: &[ThreadPool; 2],
-    args: &Args,
-) -> SetResult {
-    let name = engine.kind().name();
-    eprintln!("{name}: {} rays ...", set.name);
-    // Probe the single-threaded closest-hit speed on a slice of the set.
+/// The rays `engine` is timed on: the whole set, or the evenly spread share that keeps one
+/// single-threaded closest-hit run within `--budget-s` (estimated from a 1024-ray probe).
+fn budget_rays(engine: &dyn Engine, set: &RaySet, pool: &ThreadPool, budget_s: f64) -> Vec<Ray> {
     let probe = rays::subsample(&set.rays, 1024);
     let mut out = vec![None; probe.len()];
-    let (stats, ()) = pools[0].install(|| time_runs(1, || engine.closest_batch(&probe, &mut out)));
+    let (stats, ()) = pool.install(|| time_runs(1, || engine.closest_batch(&probe, &mut out)));
     let per_ray = stats.median / probe.len() as f64;
-    let allowed = (args.budget_s / per_ray).max(probe.len() as f64) as usize;
-    let rays = if allowed < set.rays.len() {
+    let allowed = (budget_s / per_ray).max(probe.len() as f64) as usize;
+    if allowed < set.rays.len() {
         eprintln!(
-            "warning: {name} would take ~{:.0} s per single-threaded run over {} {} rays: timing {allowed} of them (--budget-s)",
+            "warning: {} would take ~{:.0} s per single-threaded run over {} {} rays: timing {allowed} of them (--budget-s)",
+            engine.kind().name(),
             per_ray * set.rays.len() as f64,
             set.rays.len(),
             set.name
@@ -325,22 +317,60 @@ fn measure_set(
         rays::subsample(&set.rays, allowed)
     } else {
         set.rays.clone()
-    };
-    let mut closest = vec![None::<HitRec>; rays.len()];
-    let mut any = vec![false; rays.len()];
-    let mut run = |p: &ThreadPool| {
-        let (c, ()) =
-            p.install(|| time_runs(args.runs, || engine.closest_batch(&rays, &mut closest)));
-        let (a, ()) = p.install(|| time_runs(args.runs, || engine.any_batch(&rays, &mut any)));
-        (c, a)
-    };
-    let (c1, a1) = run(&pools[0]);
-    let (cn, an) = run(&pools[1]);
-    SetResult {
-        rays: rays.len(),
-        closest: [c1, cn],
-        any: [a1, an],
     }
+}
+
+/// Times closest and any hit on 1 and N threads for every engine.
+///
+/// The runs are interleaved: round `r` times every engine once before round `r + 1` starts (round 0
+/// is the warm-up), so a change in the machine's load during the measurement hits every engine
+/// alike and the ratios stay meaningful on a shared machine.
+fn measure_set(
+    built: &[Built],
+    set: &RaySet,
+    pools: &[ThreadPool; 2],
+    args: &Args,
+) -> Vec<SetResult> {
+    eprintln!("{} rays ...", set.name);
+    let rays: Vec<Vec<Ray>> = built
+        .iter()
+        .map(|b| budget_rays(b.engine.as_ref(), set, &pools[0], args.budget_s))
+        .collect();
+    let mut closest_out: Vec<Vec<Option<HitRec>>> =
+        rays.iter().map(|r| vec![None; r.len()]).collect();
+    let mut any_out: Vec<Vec<bool>> = rays.iter().map(|r| vec![false; r.len()]).collect();
+    // samples[engine][query: 0 closest, 1 any][pool]
+    let mut samples: Vec<[[Vec<f64>; 2]; 2]> =
+        (0..built.len()).map(|_| Default::default()).collect();
+    for (p, pool) in pools.iter().enumerate() {
+        for any_hit in [false, true] {
+            for round in 0..=args.runs {
+                for (e, b) in built.iter().enumerate() {
+                    let secs = pool.install(|| {
+                        let start = Instant::now();
+                        if any_hit {
+                            b.engine.any_batch(&rays[e], &mut any_out[e]);
+                        } else {
+                            b.engine.closest_batch(&rays[e], &mut closest_out[e]);
+                        }
+                        start.elapsed().as_secs_f64()
+                    });
+                    if round > 0 {
+                        samples[e][usize::from(any_hit)][p].push(secs);
+                    }
+                }
+            }
+        }
+    }
+    samples
+        .iter()
+        .zip(&rays)
+        .map(|(s, r)| SetResult {
+            rays: r.len(),
+            closest: [Stats::from_samples(&s[0][0]), Stats::from_samples(&s[0][1])],
+            any: [Stats::from_samples(&s[1][0]), Stats::from_samples(&s[1][1])],
+        })
+        .collect()
 }
 
 /// A figure, followed by `(×ratio)` when there is one (not for the reference engine itself).
