@@ -151,6 +151,11 @@ impl Aabb {
         t_min: f32,
         t_max: f32,
     ) -> Option<(f32, f32)> {
+        // The empty box (min = +∞, max = -∞) would give every axis the interval (-∞, ∞), and NaN
+        // bounds compare false everywhere: neither holds a point, so neither is hit.
+        if !self.min.cmple(self.max).all() {
+            return None;
+        }
         let t0 = (self.min - origin) * inv_dir;
         let t1 = (self.max - origin) * inv_dir;
         // Reduce with scalar f32::min/max, whose NaN behaviour is specified (glam's lane-wise min/max
@@ -237,6 +242,14 @@ mod tests {
         assert!(b
             .intersect_ray(&Ray::new(Vec3::ZERO, Vec3::new(f32::INFINITY, 1.0, 1.0)))
             .is_none());
+    }
+
+    #[test]
+    fn empty_and_nan_boxes_are_never_hit() {
+        let r = Ray::new(Vec3::new(-1.0, 0.5, 0.5), Vec3::new(1.0, 0.1, 0.2));
+        assert!(Aabb::EMPTY.intersect_ray(&r).is_none());
+        assert!(Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE).intersect_ray(&r).is_none());
+        assert!(Aabb::new(Vec3::ONE, Vec3::ZERO).intersect_ray(&r).is_none());
     }
 
     #[test]
