@@ -30,11 +30,16 @@ function viewParams() {
 }
 
 // Rendering: one request in flight; a newer state replaces any pending one (latest wins).
+// While a drag is under way frames are rendered at half size and scaled up (a quarter of the rays,
+// so the view follows the pointer on a busy machine); the full frame comes when the drag ends.
 let inFlight = false;
 let pending = false;
+let preview = false;
 let frames = 0;
-function requestRender() {
+function requestRender(isPreview = false) {
   pending = true;
+  preview = isPreview;
+  canvas.dataset.busy = '1';
   if (!inFlight) renderNext();
 }
 async function renderNext() {
@@ -42,6 +47,11 @@ async function renderNext() {
   pending = false;
   inFlight = true;
   const p = viewParams();
+  const full = !preview;
+  if (!full) {
+    p.set('w', Math.max(1, Math.ceil(state.w / 2)));
+    p.set('h', Math.max(1, Math.ceil(state.h / 2)));
+  }
   p.set('mode', state.mode);
   if (state.hl) p.set('hl', state.hl);
   const hl = state.hl || '';
@@ -55,19 +65,19 @@ async function renderNext() {
       statusEl.textContent = 'render error: ' + (await resp.text());
     } else {
       const bitmap = await createImageBitmap(await resp.blob());
-      if (canvas.width !== bitmap.width) canvas.width = bitmap.width;
-      if (canvas.height !== bitmap.height) canvas.height = bitmap.height;
-      ctx.drawImage(bitmap, 0, 0);
+      ctx.imageSmoothingEnabled = !full;
+      ctx.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
       bitmap.close();
       frames += 1;
       canvas.dataset.frames = String(frames);
       canvas.dataset.hl = hl;
+      canvas.dataset.full = full ? '1' : '0';
       const timing = resp.headers.get('server-timing') || '';
       const dur = (name) => {
         const m = timing.match(new RegExp(name + ';dur=([0-9.]+)'));
         return m ? parseFloat(m[1]).toFixed(1) : '?';
       };
-      statusEl.textContent = `${state.w}×${state.h}  render ${dur('render')} ms  png ${dur('encode')} ms  ` +
+      statusEl.textContent = `${p.get('w')}×${p.get('h')}  render ${dur('render')} ms  png ${dur('encode')} ms  ` +
         `round trip ${(performance.now() - t0).toFixed(1)} ms`;
     }
   } catch (e) {
@@ -75,6 +85,7 @@ async function renderNext() {
   }
   inFlight = false;
   if (pending) renderNext();
+  else canvas.dataset.busy = '0'; // idle: the canvas shows the latest state
 }
 
 // Orbit, pan, zoom.
@@ -117,11 +128,12 @@ canvas.addEventListener('pointermove', (ev) => {
   if (drag.moved < 3) return;
   if (drag.shift || ev.shiftKey) pan(dx, dy);
   else rotate(-dx * 0.008, dy * 0.008);
-  requestRender();
+  requestRender(true);
 });
 canvas.addEventListener('pointerup', (ev) => {
   const d = drag;
   drag = null;
+  if (d && d.moved >= 3) requestRender();
   if (d && d.moved < 3) {
     // Window position of the clicked pixel's centre, top-left origin, in image pixels.
     const rect = canvas.getBoundingClientRect();
@@ -129,6 +141,10 @@ canvas.addEventListener('pointerup', (ev) => {
     const y = Math.floor(((ev.clientY - rect.top) * canvas.height) / rect.height) + 0.5;
     pick(x, y);
   }
+});
+canvas.addEventListener('pointercancel', () => {
+  if (drag && drag.moved >= 3) requestRender();
+  drag = null;
 });
 canvas.addEventListener('wheel', (ev) => {
   ev.preventDefault();
@@ -192,5 +208,7 @@ document.getElementById('reset').addEventListener('click', reset);
   initial = info.view;
   canvas.width = state.w;
   canvas.height = state.h;
+  canvas.style.width = `${state.w}px`;
+  canvas.style.height = `${state.h}px`;
   reset();
 })();
