@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use glam::{Affine3A, Quat, Vec3};
+use raypick::scene::shapes;
 use raypick::{Aabb, BuildError, Scene, SceneBuilder, Spheres, TriMesh};
-
-use crate::shapes::{self, MeshData};
 
 /// The part of the demo scene worth framing: the objects, not the whole ground plane.
 pub const DEMO_FRAME: Aabb = Aabb::new(Vec3::new(-4.6, 0.0, -4.4), Vec3::new(4.6, 3.0, 4.2));
@@ -27,13 +26,13 @@ impl NamedScene {
     }
 }
 
-fn mesh(data: MeshData, world_from_object: Affine3A, name: &str) -> TriMesh {
+fn mesh(data: TriMesh, world_from_object: Affine3A, name: &str) -> TriMesh {
     let vertices = data
-        .vertices
+        .vertices()
         .iter()
         .map(|&p| world_from_object.transform_point3(p))
         .collect();
-    TriMesh::new(vertices, data.triangles).with_name(name)
+    TriMesh::new(vertices, data.indices().to_vec()).with_name(name)
 }
 
 /// Builds the demo scene.
@@ -46,15 +45,8 @@ pub fn demo_scene() -> Result<NamedScene, BuildError> {
     };
     let id = b.add_mesh(mesh(shapes::ground(14.0, 14), Affine3A::IDENTITY, "ground"));
     add_name(id, "ground");
-    let id = b.add_mesh(mesh(
-        shapes::icosphere(3),
-        Affine3A::from_scale_rotation_translation(
-            Vec3::splat(1.3),
-            Quat::IDENTITY,
-            Vec3::new(-3.2, 1.3, 0.5),
-        ),
-        "icosphere",
-    ));
+    let id =
+        b.add_mesh(shapes::icosphere(3, Vec3::new(-3.2, 1.3, 0.5), 1.3).with_name("icosphere"));
     add_name(id, "icosphere");
     let id = b.add_mesh(mesh(
         shapes::torus_knot(2, 3, 0.45, 0.22, 360, 16),

@@ -3,5 +3,4 @@
 pub mod demo;
 pub mod raysio;
 pub mod render;
-pub mod shapes;
 pub mod view;

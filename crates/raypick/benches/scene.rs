@@ -16,36 +16,11 @@ use raypick::bvh::BuildConfig;
 use raypick::glam::Vec3;
 use raypick::{Aabb, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
-const BUNNY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/obj/stanford-bunny.obj"
-);
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::read_obj;
 
-/// `v` and `f a b c` lines only (the bunny has nothing else).
-fn read_obj(path: &str) -> TriMesh {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut vertices = Vec::new();
-    let mut indices = Vec::new();
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        match it.next() {
-            Some("v") => {
-                let c: Vec<f32> = it.take(3).map(|s| s.parse().unwrap()).collect();
-                vertices.push(Vec3::new(c[0], c[1], c[2]));
-            }
-            Some("f") => {
-                let f: Vec<u32> = it
-                    .map(|s| s.split('/').next().unwrap().parse::<u32>().unwrap() - 1)
-                    .collect();
-                for k in 1..f.len() - 1 {
-                    indices.push([f[0], f[k], f[k + 1]]);
-                }
-            }
-            _ => {}
-        }
-    }
-    TriMesh::new(vertices, indices)
-}
+const BUNNY: &str = "obj/stanford-bunny.obj";
 
 fn incoherent(bounds: Aabb, n: usize) -> Vec<Ray> {
     let mut rng = Pcg64::seed_from_u64(7);

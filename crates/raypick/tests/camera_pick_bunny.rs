@@ -8,37 +8,12 @@ use std::sync::Arc;
 
 use raypick::camera::{pick, Camera, ClipSpace, DepthOrder, PixelOrigin, Projection, Viewport};
 use raypick::glam::{Affine3A, Mat4, Quat, Vec2, Vec3};
-use raypick::{Hit, Ray, Scene, SceneBuilder, TriMesh};
+use raypick::{Hit, Ray, Scene, SceneBuilder};
 
-const BUNNY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/obj/stanford-bunny.obj"
-);
+mod common;
+use common::read_obj;
 
-/// A tiny OBJ reader: `v x y z` and `f a b c …` (1-based, `a/…` forms, fans for polygons).
-fn read_obj(path: &str) -> TriMesh {
-    let text = std::fs::read_to_string(path).unwrap();
-    let (mut vertices, mut indices) = (Vec::new(), Vec::new());
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        match it.next() {
-            Some("v") => {
-                let c: Vec<f32> = it.take(3).map(|s| s.parse().unwrap()).collect();
-                vertices.push(Vec3::new(c[0], c[1], c[2]));
-            }
-            Some("f") => {
-                let ids: Vec<u32> = it
-                    .map(|s| s.split('/').next().unwrap().parse::<u32>().unwrap() - 1)
-                    .collect();
-                for k in 1..ids.len() - 1 {
-                    indices.push([ids[0], ids[k], ids[k + 1]]);
-                }
-            }
-            _ => {}
-        }
-    }
-    TriMesh::new(vertices, indices)
-}
+const BUNNY: &str = "obj/stanford-bunny.obj";
 
 type M = [[f64; 4]; 4]; // m[row][col]
 

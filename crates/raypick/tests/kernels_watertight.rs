@@ -21,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use raypick::geom::triangle::{
     moller_trumbore, plane_barycentric, watertight, Culling, EdgeRule, TriHit, WatertightRay,
 };
+use raypick::scene::shapes;
 use raypick::Ray;
 
 const CENTRE: DVec3 = DVec3::new(148376.0, 1234.0, -223423.0);
@@ -31,71 +32,13 @@ struct Mesh {
     triangles: Vec<[u32; 3]>,
 }
 
-/// The subdivided icosahedron, vertices projected to the sphere in f64 and rounded once to f32.
+/// The subdivided icosahedron of the engine's shapes (vertices projected to the sphere in f64 and
+/// rounded once to f32).
 fn icosphere(levels: u32) -> Mesh {
-    let g = (1.0 + 5f64.sqrt()) / 2.0;
-    let mut unit: Vec<DVec3> = [
-        (-1.0, g, 0.0),
-        (1.0, g, 0.0),
-        (-1.0, -g, 0.0),
-        (1.0, -g, 0.0),
-        (0.0, -1.0, g),
-        (0.0, 1.0, g),
-        (0.0, -1.0, -g),
-        (0.0, 1.0, -g),
-        (g, 0.0, -1.0),
-        (g, 0.0, 1.0),
-        (-g, 0.0, -1.0),
-        (-g, 0.0, 1.0),
-    ]
-    .iter()
-    .map(|&(x, y, z)| DVec3::new(x, y, z).normalize())
-    .collect();
-    let mut tris: Vec<[u32; 3]> = vec![
-        [0, 11, 5],
-        [0, 5, 1],
-        [0, 1, 7],
-        [0, 7, 10],
-        [0, 10, 11],
-        [1, 5, 9],
-        [5, 11, 4],
-        [11, 10, 2],
-        [10, 7, 6],
-        [7, 1, 8],
-        [3, 9, 4],
-        [3, 4, 2],
-        [3, 2, 6],
-        [3, 6, 8],
-        [3, 8, 9],
-        [4, 9, 5],
-        [2, 4, 11],
-        [6, 2, 10],
-        [8, 6, 7],
-        [9, 8, 1],
-    ];
-    for _ in 0..levels {
-        let mut mid: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut next = Vec::with_capacity(tris.len() * 4);
-        let mut midpoint = |a: u32, b: u32, unit: &mut Vec<DVec3>| -> u32 {
-            *mid.entry((a.min(b), a.max(b))).or_insert_with(|| {
-                unit.push((unit[a as usize] + unit[b as usize]).normalize());
-                (unit.len() - 1) as u32
-            })
-        };
-        for [a, b, c] in tris {
-            let ab = midpoint(a, b, &mut unit);
-            let bc = midpoint(b, c, &mut unit);
-            let ca = midpoint(c, a, &mut unit);
-            next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
-        }
-        tris = next;
-    }
+    let m = shapes::icosphere(levels, CENTRE.as_vec3(), RADIUS as f32);
     Mesh {
-        vertices: unit
-            .iter()
-            .map(|u| (CENTRE + *u * RADIUS).as_vec3())
-            .collect(),
-        triangles: tris,
+        vertices: m.vertices().to_vec(),
+        triangles: m.indices().to_vec(),
     }
 }
 

@@ -13,6 +13,7 @@ use raypick::bvh::BuildConfig;
 use raypick::geom::sphere::sphere_quadratic;
 use raypick::geom::Culling;
 use raypick::glam::{Affine3A, Quat, Vec3};
+use raypick::scene::shapes::icosphere;
 use raypick::{BuildError, Hit, QueryOptions, Ray, Scene, SceneBuilder, Spheres, TriMesh};
 
 // ---------------------------------------------------------------------------------------------
@@ -45,68 +46,6 @@ fn soup(rng: &mut Pcg64, n: usize, center: Vec3, scale: f32) -> TriMesh {
         .map(|i| [3 * i, 3 * i + 1, 3 * i + 2])
         .collect();
     TriMesh::new(vertices, indices)
-}
-
-/// A closed icosphere (consistent counter-clockwise-outside winding), `subdiv` Loop-style splits.
-fn icosphere(subdiv: u32, center: Vec3, radius: f32) -> TriMesh {
-    let t = (1.0 + 5f32.sqrt()) / 2.0;
-    let mut v: Vec<Vec3> = [
-        (-1.0, t, 0.0),
-        (1.0, t, 0.0),
-        (-1.0, -t, 0.0),
-        (1.0, -t, 0.0),
-        (0.0, -1.0, t),
-        (0.0, 1.0, t),
-        (0.0, -1.0, -t),
-        (0.0, 1.0, -t),
-        (t, 0.0, -1.0),
-        (t, 0.0, 1.0),
-        (-t, 0.0, -1.0),
-        (-t, 0.0, 1.0),
-    ]
-    .iter()
-    .map(|&(x, y, z)| Vec3::new(x, y, z).normalize())
-    .collect();
-    let mut f: Vec<[u32; 3]> = vec![
-        [0, 11, 5],
-        [0, 5, 1],
-        [0, 1, 7],
-        [0, 7, 10],
-        [0, 10, 11],
-        [1, 5, 9],
-        [5, 11, 4],
-        [11, 10, 2],
-        [10, 7, 6],
-        [7, 1, 8],
-        [3, 9, 4],
-        [3, 4, 2],
-        [3, 2, 6],
-        [3, 6, 8],
-        [3, 8, 9],
-        [4, 9, 5],
-        [2, 4, 11],
-        [6, 2, 10],
-        [8, 6, 7],
-        [9, 8, 1],
-    ];
-    for _ in 0..subdiv {
-        let mut mid = std::collections::HashMap::new();
-        let mut midpoint = |a: u32, b: u32, v: &mut Vec<Vec3>| -> u32 {
-            *mid.entry((a.min(b), a.max(b))).or_insert_with(|| {
-                v.push(((v[a as usize] + v[b as usize]) * 0.5).normalize());
-                (v.len() - 1) as u32
-            })
-        };
-        let mut next = Vec::with_capacity(f.len() * 4);
-        for [a, b, c] in f {
-            let ab = midpoint(a, b, &mut v);
-            let bc = midpoint(b, c, &mut v);
-            let ca = midpoint(c, a, &mut v);
-            next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
-        }
-        f = next;
-    }
-    TriMesh::new(v.into_iter().map(|p| center + p * radius).collect(), f)
 }
 
 fn random_scene(rng: &mut Pcg64, scale: f32, config: BuildConfig) -> Scene {

@@ -9,35 +9,8 @@ use raypick::bvh::BuildConfig;
 use raypick::glam::Vec3;
 use raypick::{Aabb, Hit, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/");
-
-/// A minimal OBJ reader for `v x y z` and `f a b c` (1-based, optional `/…` suffixes, fans for
-/// polygons): enough for these two files, whose loader is another crate's job.
-fn read_obj(rel: &str) -> TriMesh {
-    let path = format!("{DATA}{rel}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut vertices = Vec::new();
-    let mut indices = Vec::new();
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        match it.next() {
-            Some("v") => {
-                let c: Vec<f32> = it.take(3).map(|s| s.parse().unwrap()).collect();
-                vertices.push(Vec3::new(c[0], c[1], c[2]));
-            }
-            Some("f") => {
-                let f: Vec<u32> = it
-                    .map(|s| s.split('/').next().unwrap().parse::<u32>().unwrap() - 1)
-                    .collect();
-                for k in 1..f.len() - 1 {
-                    indices.push([f[0], f[k], f[k + 1]]);
-                }
-            }
-            _ => {}
-        }
-    }
-    TriMesh::new(vertices, indices).with_name(rel)
-}
+mod common;
+use common::read_obj;
 
 /// Rays from a sphere of twice the box radius around the box centre to uniform points in the box
 /// (the shared "incoherent" workload), plus a few axis-aligned ones (zero direction components).

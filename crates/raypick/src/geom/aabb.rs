@@ -248,7 +248,9 @@ mod tests {
     fn empty_and_nan_boxes_are_never_hit() {
         let r = Ray::new(Vec3::new(-1.0, 0.5, 0.5), Vec3::new(1.0, 0.1, 0.2));
         assert!(Aabb::EMPTY.intersect_ray(&r).is_none());
-        assert!(Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE).intersect_ray(&r).is_none());
+        assert!(Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE)
+            .intersect_ray(&r)
+            .is_none());
         assert!(Aabb::new(Vec3::ONE, Vec3::ZERO).intersect_ray(&r).is_none());
     }
 

@@ -73,6 +73,7 @@ mod geometry;
 mod hit;
 mod query;
 mod refit;
+pub mod shapes;
 mod traverse;
 
 use glam::{Affine3A, Mat3A, Vec3};

@@ -1,41 +1,45 @@
-//! Meshes made in code for the built-in demo scene: no file needed.
+//! Meshes made in code: icosphere, torus, torus knot, ground grid and box.
 //!
-//! Every generator returns shared vertices and counter-clockwise (outward-facing) triangles, so the
-//! meshes are closed where the shape is closed.
+//! Every generator returns a [`TriMesh`] with shared vertices and counter-clockwise (outward-facing)
+//! triangles, so the closed shapes are watertight (each edge is used exactly twice, once in each
+//! direction). They serve the demo scene, the tests (closed meshes for watertightness and crossing
+//! parity) and users who need a quick test object.
 
 use std::collections::HashMap;
 use std::f32::consts::TAU;
 
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 
-/// Vertices and triangles of a mesh made in code.
-pub struct MeshData {
-    /// Vertex positions.
-    pub vertices: Vec<Vec3>,
-    /// Counter-clockwise triangles (outward normals).
-    pub triangles: Vec<[u32; 3]>,
-}
+use super::TriMesh;
 
-/// A unit icosphere (radius 1, centred at the origin): an icosahedron subdivided `levels` times,
-/// with vertices pushed onto the sphere. `20 · 4^levels` triangles.
-pub fn icosphere(levels: u32) -> MeshData {
-    let t = (1.0 + 5f32.sqrt()) / 2.0;
-    let mut vertices: Vec<Vec3> = [
-        (-1.0, t, 0.0),
-        (1.0, t, 0.0),
-        (-1.0, -t, 0.0),
-        (1.0, -t, 0.0),
-        (0.0, -1.0, t),
-        (0.0, 1.0, t),
-        (0.0, -1.0, -t),
-        (0.0, 1.0, -t),
-        (t, 0.0, -1.0),
-        (t, 0.0, 1.0),
-        (-t, 0.0, -1.0),
-        (-t, 0.0, 1.0),
+/// An icosphere: an icosahedron subdivided `levels` times (`20 · 4^levels` triangles), its vertices
+/// placed on the sphere of `radius` around `center`. Positions are computed in `f64` (unit vectors,
+/// then `center + radius · unit`) and rounded to `f32` once, so a sphere far from the origin is as
+/// round as one at the origin allows.
+///
+/// ```
+/// use raypick::{glam::Vec3, scene::shapes::icosphere};
+/// let m = icosphere(2, Vec3::new(1.0, 2.0, 3.0), 0.5);
+/// assert_eq!(m.num_triangles(), 320);
+/// ```
+pub fn icosphere(levels: u32, center: Vec3, radius: f32) -> TriMesh {
+    let g = (1.0 + 5f64.sqrt()) / 2.0;
+    let mut unit: Vec<DVec3> = [
+        (-1.0, g, 0.0),
+        (1.0, g, 0.0),
+        (-1.0, -g, 0.0),
+        (1.0, -g, 0.0),
+        (0.0, -1.0, g),
+        (0.0, 1.0, g),
+        (0.0, -1.0, -g),
+        (0.0, 1.0, -g),
+        (g, 0.0, -1.0),
+        (g, 0.0, 1.0),
+        (-g, 0.0, -1.0),
+        (-g, 0.0, 1.0),
     ]
     .iter()
-    .map(|&(x, y, z)| Vec3::new(x, y, z).normalize())
+    .map(|&(x, y, z)| DVec3::new(x, y, z).normalize())
     .collect();
     let mut triangles: Vec<[u32; 3]> = vec![
         [0, 11, 5],
@@ -61,31 +65,31 @@ pub fn icosphere(levels: u32) -> MeshData {
     ];
     for _ in 0..levels {
         let mut midpoints: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut mid = |a: u32, b: u32, vertices: &mut Vec<Vec3>| -> u32 {
-            let key = (a.min(b), a.max(b));
-            *midpoints.entry(key).or_insert_with(|| {
-                vertices.push(((vertices[a as usize] + vertices[b as usize]) * 0.5).normalize());
-                (vertices.len() - 1) as u32
+        let mut mid = |a: u32, b: u32, unit: &mut Vec<DVec3>| -> u32 {
+            *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                unit.push((unit[a as usize] + unit[b as usize]).normalize());
+                (unit.len() - 1) as u32
             })
         };
         let mut next = Vec::with_capacity(triangles.len() * 4);
         for [a, b, c] in triangles {
-            let ab = mid(a, b, &mut vertices);
-            let bc = mid(b, c, &mut vertices);
-            let ca = mid(c, a, &mut vertices);
+            let ab = mid(a, b, &mut unit);
+            let bc = mid(b, c, &mut unit);
+            let ca = mid(c, a, &mut unit);
             next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
         }
         triangles = next;
     }
-    MeshData {
-        vertices,
+    let (c, r) = (center.as_dvec3(), radius as f64);
+    TriMesh::new(
+        unit.iter().map(|u| (c + r * *u).as_vec3()).collect(),
         triangles,
-    }
+    )
 }
 
 /// A closed tube of radius `tube` around the curve `center(s)`, `s ∈ [0, 1)` periodic, with `segments`
 /// rings of `sides` vertices. The frame follows the curve by parallel transport.
-fn tube(center: impl Fn(f32) -> Vec3, tube: f32, segments: u32, sides: u32) -> MeshData {
+fn tube(center: impl Fn(f32) -> Vec3, tube: f32, segments: u32, sides: u32) -> TriMesh {
     let point = |i: u32| center(i as f32 / segments as f32);
     let tangent =
         |i: u32| (point((i + 1) % segments) - point((i + segments - 1) % segments)).normalize();
@@ -128,14 +132,11 @@ fn tube(center: impl Fn(f32) -> Vec3, tube: f32, segments: u32, sides: u32) -> M
             triangles.push([a, d, c]);
         }
     }
-    MeshData {
-        vertices,
-        triangles,
-    }
+    TriMesh::new(vertices, triangles)
 }
 
 /// A torus around the y axis: ring radius `major`, tube radius `minor`.
-pub fn torus(major: f32, minor: f32, segments: u32, sides: u32) -> MeshData {
+pub fn torus(major: f32, minor: f32, segments: u32, sides: u32) -> TriMesh {
     tube(
         |s| major * Vec3::new((TAU * s).cos(), 0.0, -(TAU * s).sin()),
         minor,
@@ -152,7 +153,7 @@ pub fn torus_knot(
     tube_radius: f32,
     segments: u32,
     sides: u32,
-) -> MeshData {
+) -> TriMesh {
     tube(
         |s| {
             let phi = TAU * s;
@@ -171,7 +172,7 @@ pub fn torus_knot(
 }
 
 /// A flat grid in the plane y = 0, `size` wide, `cells × cells` quads, facing +y.
-pub fn ground(size: f32, cells: u32) -> MeshData {
+pub fn ground(size: f32, cells: u32) -> TriMesh {
     let n = cells + 1;
     let mut vertices = Vec::with_capacity((n * n) as usize);
     for i in 0..n {
@@ -191,14 +192,11 @@ pub fn ground(size: f32, cells: u32) -> MeshData {
             triangles.push([a, c, b]);
         }
     }
-    MeshData {
-        vertices,
-        triangles,
-    }
+    TriMesh::new(vertices, triangles)
 }
 
 /// An axis-aligned box from `-half` to `half`.
-pub fn cuboid(half: Vec3) -> MeshData {
+pub fn cuboid(half: Vec3) -> TriMesh {
     let vertices = (0..8)
         .map(|i| {
             Vec3::new(
@@ -220,10 +218,7 @@ pub fn cuboid(half: Vec3) -> MeshData {
         .iter()
         .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
         .collect();
-    MeshData {
-        vertices,
-        triangles,
-    }
+    TriMesh::new(vertices, triangles)
 }
 
 #[cfg(test)]
@@ -232,20 +227,18 @@ mod tests {
     use std::f32::consts::PI;
 
     /// Closed and outward: the signed volume (divergence theorem) is positive and matches the shape.
-    fn signed_volume(m: &MeshData) -> f32 {
-        m.triangles
+    fn signed_volume(m: &TriMesh) -> f32 {
+        let v = m.vertices();
+        m.indices()
             .iter()
-            .map(|&[a, b, c]| {
-                m.vertices[a as usize].dot(m.vertices[b as usize].cross(m.vertices[c as usize]))
-                    / 6.0
-            })
+            .map(|&[a, b, c]| v[a as usize].dot(v[b as usize].cross(v[c as usize])) / 6.0)
             .sum()
     }
 
     /// Every edge of a closed mesh is used exactly twice, once in each direction.
-    fn is_closed(m: &MeshData) -> bool {
+    fn is_closed(m: &TriMesh) -> bool {
         let mut edges = HashMap::new();
-        for &[a, b, c] in &m.triangles {
+        for &[a, b, c] in m.indices() {
             for (x, y) in [(a, b), (b, c), (c, a)] {
                 *edges.entry((x, y)).or_insert(0) += 1;
             }
@@ -257,11 +250,24 @@ mod tests {
 
     #[test]
     fn icosphere_is_closed_outward_and_near_the_unit_sphere_volume() {
-        let m = icosphere(3);
-        assert_eq!(m.triangles.len(), 20 * 64);
+        let m = icosphere(3, Vec3::ZERO, 1.0);
+        assert_eq!(m.num_triangles(), 20 * 64);
         assert!(is_closed(&m));
         let v = signed_volume(&m);
         assert!((v - 4.0 / 3.0 * PI).abs() < 0.05, "volume {v}");
+    }
+
+    #[test]
+    fn a_far_icosphere_keeps_its_shape() {
+        // Rounded once from f64: every vertex within half an ulp of the exact sphere point.
+        let center = Vec3::new(148376.0, 1234.0, -223423.0);
+        let m = icosphere(3, center, 250.0);
+        let ulp = f32::EPSILON * 223423.0;
+        for p in m.vertices() {
+            let d = (p.as_dvec3() - center.as_dvec3()).length();
+            assert!((d - 250.0).abs() <= ulp as f64, "{d}");
+        }
+        assert!(is_closed(&m));
     }
 
     #[test]
@@ -286,9 +292,9 @@ mod tests {
     #[test]
     fn ground_faces_up() {
         let g = ground(10.0, 4);
-        for &[a, b, c] in &g.triangles {
-            let n = (g.vertices[b as usize] - g.vertices[a as usize])
-                .cross(g.vertices[c as usize] - g.vertices[a as usize]);
+        let v = g.vertices();
+        for &[a, b, c] in g.indices() {
+            let n = (v[b as usize] - v[a as usize]).cross(v[c as usize] - v[a as usize]);
             assert!(n.y > 0.0);
         }
     }
