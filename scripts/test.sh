@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
+# CI builds from scratch once: incremental compilation only adds work there.
+if [ -n "${CI:-}" ]; then
+    export CARGO_INCREMENTAL=0
+fi
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

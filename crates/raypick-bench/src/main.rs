@@ -1,9 +1,9 @@
 //! Comparison benchmark of raypick against other Rust ray casters.
 //!
 //! ```sh
-//! cargo run --release -p raypick-bench -- --rays-dir /tmp/rays            # the shared ray sets
-//! cargo run --release -p raypick-bench -- --rays 100000 --runs 3          # a quick look
-//! cargo run --release -p raypick-bench -- --engines obvhs,bvh --threads 2
+//! cargo run --release -p raypick-bench --features compare -- --rays-dir /tmp/rays            # the shared ray sets
+//! cargo run --release -p raypick-bench --features compare -- --rays 100000 --runs 3          # a quick look
+//! cargo run --release -p raypick-bench --features compare -- --engines obvhs,bvh --threads 2
 //! ```
 //!
 //! Prints, per ray set, the closest-hit and any-hit throughput (Mrays/s, median of `--runs` runs after
@@ -48,11 +48,8 @@ struct Args {
     #[arg(long)]
     rays: Option<usize>,
     /// Engines to run, comma-separated; the first is the reference of the ratios and the agreement.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "raypick,obvhs,parry3d,bvh"
-    )]
+    /// Default: every engine compiled in (raypick,obvhs,parry3d,bvh with `--features compare`).
+    #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Threads of the "all threads" pool (default: every available core).
     #[arg(long)]
@@ -112,14 +109,17 @@ fn main() -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let kinds = args
-        .engines
-        .iter()
-        .map(|name| EngineKind::parse(name))
-        .collect::<Result<Vec<_>>>()?;
-    if kinds.is_empty() {
-        bail!("no engines");
-    }
+    let kinds = if args.engines.is_empty() {
+        if EngineKind::available().len() == 1 {
+            eprintln!("note: built without `--features compare`: raypick only");
+        }
+        EngineKind::available().to_vec()
+    } else {
+        args.engines
+            .iter()
+            .map(|name| EngineKind::parse(name))
+            .collect::<Result<Vec<_>>>()?
+    };
     let raypick_config = BuildConfig::PRESETS
         .iter()
         .find(|(name, _)| *name == args.raypick_config)

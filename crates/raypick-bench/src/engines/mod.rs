@@ -12,21 +12,28 @@
 //! Every engine here is given valid rays (finite, non-zero direction, `t_min = 0`): the shared ray
 //! sets are. parry3d has no `t_min` (it always starts at 0).
 
+#[cfg(feature = "compare")]
 mod bvh_svenstaro;
 mod moller_trumbore;
+#[cfg(feature = "compare")]
 mod obvhs_cwbvh;
+#[cfg(feature = "compare")]
 mod parry;
 mod raypick_scene;
 
 use anyhow::{bail, Result};
+#[cfg(feature = "compare")]
 use rayon::prelude::*;
 use raypick::{bvh::BuildConfig, Ray};
 
 use crate::mesh::Mesh;
 
+#[cfg(feature = "compare")]
 pub use bvh_svenstaro::BvhEngine;
 pub use moller_trumbore::moller_trumbore;
+#[cfg(feature = "compare")]
 pub use obvhs_cwbvh::ObvhsEngine;
+#[cfg(feature = "compare")]
 pub use parry::ParryEngine;
 pub use raypick_scene::RaypickEngine;
 
@@ -65,6 +72,16 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// The engines compiled into this binary: all of them with the `compare` feature, else raypick
+    /// alone.
+    pub fn available() -> &'static [EngineKind] {
+        if cfg!(feature = "compare") {
+            &Self::ALL
+        } else {
+            &Self::ALL[..1]
+        }
+    }
+
     /// Every engine, in report order.
     pub const ALL: [EngineKind; 4] = [
         EngineKind::Raypick,
@@ -145,18 +162,28 @@ impl EngineKind {
         }
         Ok(match self {
             EngineKind::Raypick => Box::new(RaypickEngine::build(mesh, raypick_config)?),
+            #[cfg(feature = "compare")]
             EngineKind::Obvhs => Box::new(ObvhsEngine::build(mesh)),
+            #[cfg(feature = "compare")]
             EngineKind::Parry => Box::new(ParryEngine::build(mesh)?),
+            #[cfg(feature = "compare")]
             EngineKind::Bvh => Box::new(BvhEngine::build(mesh)),
+            #[cfg(not(feature = "compare"))]
+            other => bail!(
+                "{}: this binary was built without the other engines; rebuild with `--features compare`",
+                other.name()
+            ),
         })
     }
 }
 
 /// Smallest number of rays a rayon task handles: splitting finer costs more in scheduling than the
 /// load balance gains (a ray takes ~1 µs).
+#[cfg(feature = "compare")]
 const MIN_RAYS_PER_TASK: usize = 256;
 
 /// Runs `query` over `rays` into `out` on the current rayon pool.
+#[cfg(feature = "compare")]
 pub(crate) fn par_map<T: Send>(rays: &[Ray], out: &mut [T], query: impl Fn(&Ray) -> T + Sync) {
     assert_eq!(rays.len(), out.len(), "one output per ray");
     out.par_iter_mut()
