@@ -24,6 +24,12 @@ cargo test --workspace
 step "cargo test -p raypick --features force-scalar (the scalar twins)"
 cargo test -p raypick --features force-scalar --lib
 
+# The `raypick` binary that `cargo test --workspace` built: the Python and browser tests use it
+# rather than building it again with another feature set (`cargo build -p raypick-cli` alone resolves
+# the dependencies' features differently and recompiles them).
+RAYPICK_CLI="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/raypick"
+export RAYPICK_CLI RAYPICK_BIN="$RAYPICK_CLI"
+
 step "Python bindings: venv, maturin build, pytest"
 bash scripts/py-test.sh
 
