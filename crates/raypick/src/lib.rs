@@ -11,6 +11,7 @@
 //!   with a leaf closure, refit, `validate()`, statistics).
 //! - [`scene`]: meshes, spheres and instances in a two-level BVH; closest, any and all hits, crossing
 //!   counts, masks, culling, filters and batches ([`Scene`], [`SceneBuilder`], [`Hit`]).
+//! - [`simd`]: the SIMD routines (4-wide box and triangle tests), each beside its scalar twin.
 //! - [`camera`]: projections, clip-space conventions, viewports, `unproject` / `project`, pixel rays.
 //!
 //! ## Conventions
@@ -23,6 +24,7 @@ pub mod bvh;
 pub mod camera;
 pub mod geom;
 pub mod scene;
+pub mod simd;
 
 pub use geom::{Aabb, Ray};
 pub use glam;

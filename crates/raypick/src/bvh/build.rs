@@ -73,7 +73,7 @@ impl BuildConfig {
         bins: 16,
         max_leaf_size: 8,
         traversal_cost: 1.0,
-        intersection_cost: 0.5,
+        intersection_cost: 0.3,
         sweep_threshold: 16,
         parallel_threshold: 4096,
     };

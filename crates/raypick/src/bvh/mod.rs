@@ -14,6 +14,7 @@
 //! | [`traverse`] | [`BvhRay`] and ordered (near-first) traversal with a fixed-size stack |
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
+//! | [`wide`] | [`wide::WideBvh`]: the 4-wide BVH collapsed from the binary one, SIMD box tests (meshes use it) |
 //! | [`stats`] | [`BvhStats`]: node and leaf counts, depth, leaf sizes, SAH cost, memory |
 //!
 //! ## References
@@ -26,6 +27,7 @@ pub mod refit;
 pub mod stats;
 pub mod traverse;
 pub mod validate;
+pub mod wide;
 
 pub use build::BuildConfig;
 pub use node::Node;

@@ -34,7 +34,7 @@ const FAR_PAD: f32 = 2.0 * gamma(3);
 const PRUNE_PAD: f32 = 1.0 / 65536.0;
 
 #[inline(always)]
-fn prune_bound(t_max: f32) -> f32 {
+pub(crate) fn prune_bound(t_max: f32) -> f32 {
     t_max + t_max.abs() * PRUNE_PAD
 }
 
@@ -98,7 +98,13 @@ fn slabs_scalar(node: &Node, ray: &BvhRay, t_max: f32) -> Option<f32> {
             continue;
         };
         near = near.max(lo);
-        far = far.min(hi + hi.abs() * FAR_PAD);
+        // hi = -∞ (a parallel axis with the box entirely behind the origin's coordinate) must stay
+        // -∞: padding it would give -∞ + ∞ = NaN, which f32::min ignores.
+        far = far.min(if hi.is_finite() {
+            hi + hi.abs() * FAR_PAD
+        } else {
+            hi
+        });
     }
     (near <= far).then_some(near)
 }

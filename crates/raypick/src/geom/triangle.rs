@@ -147,6 +147,17 @@ impl WatertightRay {
         }
     }
 
+    /// The origin and the first two shear rows, for the 4-wide prefilter
+    /// [`crate::simd::tri4_candidates`] (which computes the same sheared coordinates).
+    #[inline]
+    pub fn shear_ray(&self) -> crate::simd::ShearRay {
+        crate::simd::ShearRay {
+            origin: self.origin.to_array(),
+            row_x: self.row_x.to_array(),
+            row_y: self.row_y.to_array(),
+        }
+    }
+
     /// The watertight test against one triangle. See [`watertight`] for the contract and [`EdgeRule`]
     /// for how exact edge hits are assigned.
     #[inline]

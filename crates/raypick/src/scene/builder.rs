@@ -8,6 +8,7 @@ use super::{
     mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
     MeshAccel, Scene, Spheres, SpheresAccel, TriMesh,
 };
+use crate::bvh::wide::WideBvh;
 use crate::bvh::{BuildConfig, Bvh};
 use crate::Aabb;
 
@@ -276,9 +277,13 @@ pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
         bounds.center()
     };
     let (boxes, centroids, tris) = mesh_local_boxes(m, offset);
-    let bvh = Bvh::build(&boxes, &centroids, config);
-    let tris = bvh.prim_ids().iter().map(|&p| tris[p as usize]).collect();
-    MeshAccel { offset, tris, bvh }
+    let mut accel = MeshAccel {
+        offset,
+        blocks: Vec::new(),
+        bvh: WideBvh::build(&boxes, &centroids, config),
+    };
+    accel.store(&tris);
+    accel
 }
 
 fn instance_accel(world_from_object: &Affine3A) -> Option<InstanceAccel> {

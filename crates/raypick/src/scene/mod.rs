@@ -83,7 +83,9 @@ pub use error::BuildError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 
+use crate::bvh::wide::WideBvh;
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
+use crate::simd::{Tri4, LANES};
 use crate::Aabb;
 
 /// A built scene: geometries, their acceleration structures and the top-level BVH. Immutable except
@@ -116,14 +118,40 @@ enum Accel {
     Instance(InstanceAccel),
 }
 
-/// A mesh in its local frame (see "Precision far from the origin"), triangles in BVH order.
+/// A mesh in its local frame (see "Precision far from the origin"), triangles in BVH order in
+/// blocks of four.
 #[derive(Clone, Debug)]
 struct MeshAccel {
     /// The frame's origin in the scene's space: the centre of the mesh's box.
     offset: Vec3,
-    /// `tris[i]` is triangle `bvh.prim_ids()[i]`, vertices minus `offset`.
-    tris: Vec<[Vec3; 3]>,
-    bvh: Bvh,
+    /// Lane `i % 4` of `blocks[i / 4]` is triangle `bvh.prim_ids()[i]` (its id in `ids`), vertices
+    /// minus `offset` (padding positions hold degenerate triangles that no leaf covers).
+    blocks: Vec<Tri4>,
+    bvh: WideBvh,
+}
+
+impl MeshAccel {
+    /// The local triangle at position `slot` of the BVH order.
+    #[inline(always)]
+    fn tri(&self, slot: usize) -> [Vec3; 3] {
+        let block = &self.blocks[slot / LANES];
+        let lane = slot % LANES;
+        [0, 1, 2].map(|k| block.vertex(k, lane))
+    }
+
+    /// Stores `tris` (local, original order) in BVH order.
+    fn store(&mut self, tris: &[[Vec3; 3]]) {
+        self.blocks.clear();
+        self.blocks
+            .resize(self.bvh.prim_ids().len().div_ceil(LANES), Tri4::ZERO);
+        for (slot, &p) in self.bvh.prim_ids().iter().enumerate() {
+            if p != WideBvh::PADDING {
+                let block = &mut self.blocks[slot / LANES];
+                block.set(slot % LANES, tris[p as usize]);
+                block.ids[slot % LANES] = p;
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -228,8 +256,7 @@ impl Scene {
         for a in &self.accels {
             bytes += match a {
                 Accel::Mesh(m) => {
-                    m.bvh.stats().memory_bytes
-                        + m.tris.capacity() * std::mem::size_of::<[Vec3; 3]>()
+                    m.bvh.stats().memory_bytes + m.blocks.capacity() * std::mem::size_of::<Tri4>()
                 }
                 Accel::Spheres(s) => s.bvh.stats().memory_bytes,
                 Accel::Instance(_) => 0,

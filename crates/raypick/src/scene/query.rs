@@ -349,9 +349,10 @@ impl Scene {
         ) {
             (Geometry::Mesh(_), Accel::Mesh(a)) => {
                 // The local triangle in BVH order: the same f32 data the kernel tested.
-                let Some(&[l0, l1, l2]) = a.tris.get(raw.slot as usize) else {
+                if a.bvh.prim_ids().get(raw.slot as usize) != Some(&raw.prim) {
                     return (ray.at(raw.t), Vec3::ZERO, true);
-                };
+                }
+                let [l0, l1, l2] = a.tri(raw.slot as usize);
                 let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
                 let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
                 (a.offset + local, normal, true)

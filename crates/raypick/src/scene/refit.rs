@@ -9,7 +9,7 @@ use super::{mesh_local_boxes, pad_box, Accel, BuildError, Geometry, Scene};
 impl Scene {
     /// Replaces the vertices of mesh `geom` (same count, same triangles) and refits: the mesh is
     /// moved to the frame of its new box centre, its BVH boxes are recomputed bottom-up
-    /// ([`crate::bvh::Bvh::refit`]), and so are the top level's. Queries then see the new vertices.
+    /// ([`crate::bvh::wide::WideBvh::refit`]), and so are the top level's. Queries then see the new vertices.
     /// Cheaper than a rebuild; the tree's quality degrades if the mesh deforms a lot (rebuild the
     /// scene then).
     ///
@@ -46,9 +46,7 @@ impl Scene {
         };
         let (boxes, _, tris) = mesh_local_boxes(mesh, accel.offset);
         accel.bvh.refit(&boxes);
-        for (slot, &p) in accel.tris.iter_mut().zip(accel.bvh.prim_ids()) {
-            *slot = tris[p as usize];
-        }
+        accel.store(&tris);
         // The top level: new world boxes for every listed geometry (only this one changed, but the
         // list is short and the refit is one pass).
         let mut world = crate::Aabb::EMPTY;

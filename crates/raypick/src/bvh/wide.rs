@@ -1,0 +1,787 @@
+//! [`WideBvh`]: a 4-wide BVH collapsed from the binary one, traversed with 4-lane SIMD box tests.
+//!
+//! A binary BVH visits about twice as many nodes as a 4-wide one, and each visit is a likely cache
+//! miss; testing four child boxes at once with SSE turns that into one 128-byte node (two cache
+//! lines) per step (Wald, Benthin, Boulos, "Getting Rid of Packets", IEEE RT 2008; Dammertz, Hanika,
+//! Keller, "Shallow Bounding Volume Hierarchies for Fast SIMD Ray Tracing", HPG 2008).
+//!
+//! ## Construction
+//! [`WideBvh::from_binary`] walks the binary tree from the root: each wide node starts with a binary
+//! node's two children and repeatedly replaces the interior child with the largest surface area by its
+//! two children, until it has four or only leaves remain (the surface area heuristic's choice: the
+//! largest box is the one most rays enter). Binary leaves stay leaves. The builder therefore still sees
+//! only boxes and centroids ([`super::Bvh::build`]).
+//!
+//! ## Layout
+//! [`WideNode`]: the four child boxes in structure-of-arrays rows (`min_x, max_x, min_y, max_y, min_z,
+//! max_z`), then per child an index and a count: `count > 0` is a leaf over positions
+//! `index..index + count` of [`WideBvh::prim_ids`], `count == 0` an interior child at node `index`
+//! (always after its parent: depth-first), and `index == 0, count == 0` an empty lane whose box is
+//! [`Aabb::EMPTY`] (never hit). Every leaf starts at a multiple of [`LANES`] in `prim_ids`, padded with
+//! [`WideBvh::PADDING`], so callers can keep their primitives in blocks of four (the mesh's
+//! [`Tri4`](crate::simd::Tri4) blocks) and a leaf is whole blocks.
+//!
+//! ## Traversal
+//! Ordered and robust like the binary one ([`super::traverse`]): [`crate::simd::box4`] is Ize's
+//! conservative slab test, hit children are pushed farthest first with their entry distances, and a
+//! popped entry is skipped when the leaf closure has shrunk `t_max` below it.
+
+use std::ops::{ControlFlow, Range};
+
+use arrayvec::ArrayVec;
+use glam::Vec3;
+
+use super::traverse::prune_bound;
+use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
+use crate::simd::{box4, prefetch, BoxRay, LANES};
+use crate::{Aabb, Ray};
+
+/// One node of a [`WideBvh`]: four child boxes and their references. 128 bytes, two cache lines.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct WideNode {
+    /// Rows `min_x, max_x, min_y, max_y, min_z, max_z`, one lane per child.
+    pub bounds: [[f32; LANES]; 6],
+    /// Per child: node index (interior), first position in `prim_ids` (leaf), or 0 (empty lane).
+    pub index: [u32; LANES],
+    /// Per child: primitive count of a leaf, 0 for interior children and empty lanes.
+    pub count: [u32; LANES],
+}
+
+const _: () = assert!(std::mem::size_of::<WideNode>() == 128);
+
+impl WideNode {
+    /// A node with four empty lanes.
+    pub const EMPTY: Self = Self {
+        bounds: [
+            [f32::INFINITY; LANES],
+            [f32::NEG_INFINITY; LANES],
+            [f32::INFINITY; LANES],
+            [f32::NEG_INFINITY; LANES],
+            [f32::INFINITY; LANES],
+            [f32::NEG_INFINITY; LANES],
+        ],
+        index: [0; LANES],
+        count: [0; LANES],
+    };
+
+    /// The box of child `lane` ([`Aabb::EMPTY`] for an empty lane).
+    #[inline]
+    pub fn child_bounds(&self, lane: usize) -> Aabb {
+        let b = &self.bounds;
+        Aabb::new(
+            Vec3::new(b[0][lane], b[2][lane], b[4][lane]),
+            Vec3::new(b[1][lane], b[3][lane], b[5][lane]),
+        )
+    }
+
+    /// Sets the box of child `lane`.
+    #[inline]
+    pub fn set_child_bounds(&mut self, lane: usize, bounds: Aabb) {
+        for axis in 0..3 {
+            self.bounds[2 * axis][lane] = bounds.min[axis];
+            self.bounds[2 * axis + 1][lane] = bounds.max[axis];
+        }
+    }
+
+    /// The union of the four child boxes.
+    pub fn bounds(&self) -> Aabb {
+        (0..LANES).fold(Aabb::EMPTY, |b, lane| b.union(self.child_bounds(lane)))
+    }
+
+    /// `true` when child `lane` is a leaf.
+    #[inline]
+    pub fn is_leaf(&self, lane: usize) -> bool {
+        self.count[lane] != 0
+    }
+
+    /// `true` when child `lane` is an interior node.
+    #[inline]
+    pub fn is_interior(&self, lane: usize) -> bool {
+        self.count[lane] == 0 && self.index[lane] != 0
+    }
+}
+
+/// A ray prepared for [`WideBvh::traverse`] (computed once per ray).
+#[derive(Clone, Copy, Debug)]
+pub struct WideRay {
+    boxes: BoxRay,
+    valid: bool,
+}
+
+impl WideRay {
+    /// Prepares `ray` (its `t_max` is passed to [`WideBvh::traverse`] separately, since it shrinks).
+    #[inline]
+    pub fn new(ray: &Ray) -> Self {
+        let dir = ray.dir.to_array();
+        let near_row = [0, 1, 2].map(|axis| 2 * axis + usize::from(dir[axis].is_sign_negative()));
+        Self {
+            boxes: BoxRay {
+                origin: ray.origin.to_array(),
+                inv_dir: dir.map(f32::recip),
+                near_row,
+                far_row: near_row.map(|row| row ^ 1),
+                t_min: ray.t_min,
+            },
+            valid: ray.is_valid(),
+        }
+    }
+}
+
+/// A 4-wide BVH (see the [module docs](self)).
+#[derive(Clone, Debug, Default)]
+pub struct WideBvh {
+    pub(crate) nodes: Vec<WideNode>,
+    pub(crate) prim_ids: Vec<u32>,
+    num_prims: usize,
+}
+
+/// Entries of the traversal stack: every node visit pops one entry and pushes at most four, and the
+/// tree is at most [`MAX_DEPTH`] nodes deep.
+const STACK: usize = 3 * MAX_DEPTH + LANES;
+
+/// Node `i`, without a bounds check on the hot path.
+///
+/// Every index the traversal follows is an interior child's `index`, which
+/// [`WideBvh::from_binary`] sets to a node it pushed (refit changes boxes, never indices); `nodes`
+/// is private to the crate, and [`WideBvh::validate`] checks the layout in the tests. With the
+/// `force-scalar` feature the access is checked.
+#[inline(always)]
+fn node_at(nodes: &[WideNode], i: usize) -> &WideNode {
+    debug_assert!(i < nodes.len());
+    #[cfg(not(feature = "force-scalar"))]
+    {
+        // SAFETY: `i < nodes.len()` by the layout invariant described above.
+        unsafe { nodes.get_unchecked(i) }
+    }
+    #[cfg(feature = "force-scalar")]
+    {
+        &nodes[i]
+    }
+}
+
+impl WideBvh {
+    /// The value of padding positions in [`WideBvh::prim_ids`] (no leaf covers them).
+    pub const PADDING: u32 = u32::MAX;
+
+    /// Builds the binary BVH ([`Bvh::build`]) and collapses it.
+    pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: super::BuildConfig) -> Self {
+        Self::from_binary(&Bvh::build(boxes, centroids, config))
+    }
+
+    /// Collapses a binary BVH (see the [module docs](self)).
+    pub fn from_binary(bvh: &Bvh) -> Self {
+        let mut wide = Self {
+            nodes: Vec::new(),
+            prim_ids: Vec::with_capacity(bvh.num_prims() + bvh.num_prims() / 2),
+            num_prims: bvh.num_prims(),
+        };
+        if bvh.nodes.is_empty() {
+            return wide;
+        }
+        wide.nodes.push(WideNode::EMPTY);
+        let root = &bvh.nodes[0];
+        let children = if root.is_leaf() {
+            vec![0]
+        } else {
+            vec![1, root.right_child()]
+        };
+        wide.fill(bvh, 0, children);
+        wide.nodes.shrink_to_fit();
+        wide.prim_ids.shrink_to_fit();
+        wide
+    }
+
+    /// Fills wide node `at` with the binary nodes `children` (opened further while there is room).
+    fn fill(&mut self, bvh: &Bvh, at: usize, mut children: Vec<usize>) {
+        while children.len() < LANES {
+            let widest = children
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| !bvh.nodes[c].is_leaf())
+                .max_by(|(_, &a), (_, &b)| {
+                    let area = |i: usize| bvh.nodes[i].bounds().surface_area();
+                    area(a).total_cmp(&area(b))
+                })
+                .map(|(k, _)| k);
+            let Some(k) = widest else { break };
+            let c = children.swap_remove(k);
+            children.push(c + 1);
+            children.push(bvh.nodes[c].right_child());
+        }
+        for (lane, &c) in children.iter().enumerate() {
+            let node = &bvh.nodes[c];
+            self.nodes[at].set_child_bounds(lane, node.bounds());
+            if node.is_leaf() {
+                let padded = self.prim_ids.len().next_multiple_of(LANES);
+                self.prim_ids.resize(padded, Self::PADDING);
+                self.nodes[at].index[lane] = padded as u32;
+                self.nodes[at].count[lane] = node.count;
+                self.prim_ids
+                    .extend_from_slice(&bvh.prim_ids[node.prim_range()]);
+            } else {
+                let child = self.nodes.len();
+                self.nodes.push(WideNode::EMPTY);
+                self.nodes[at].index[lane] = child as u32;
+                self.fill(bvh, child, vec![c + 1, node.right_child()]);
+            }
+        }
+    }
+
+    /// The nodes, root first (empty when the BVH holds no primitive).
+    #[inline]
+    pub fn nodes(&self) -> &[WideNode] {
+        &self.nodes
+    }
+
+    /// The primitive permutation in leaf order, [`WideBvh::PADDING`] between leaves so that each
+    /// leaf starts at a multiple of [`LANES`].
+    #[inline]
+    pub fn prim_ids(&self) -> &[u32] {
+        &self.prim_ids
+    }
+
+    /// Number of primitives.
+    #[inline]
+    pub fn num_prims(&self) -> usize {
+        self.num_prims
+    }
+
+    /// The box of the whole tree ([`Aabb::EMPTY`] when empty).
+    pub fn bounds(&self) -> Aabb {
+        self.nodes.first().map_or(Aabb::EMPTY, WideNode::bounds)
+    }
+
+    /// Visits, near child first, every leaf whose box the ray reaches within `[ray.t_min, t_max]`,
+    /// calling `leaf(range, &mut t_max)` with the leaf's positions in [`WideBvh::prim_ids`] (the
+    /// range starts at a multiple of [`LANES`]). The closure may lower `t_max` and returns
+    /// [`ControlFlow::Break`] to stop; `traverse` returns what stopped it. Rays that are not valid
+    /// reach nothing.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use raypick::{bvh::{wide::{WideBvh, WideRay}, BuildConfig}, glam::Vec3, Aabb, Ray};
+    /// let boxes: Vec<Aabb> = (0..20)
+    ///     .map(|i| Aabb::new(Vec3::new(i as f32, 0.0, 0.0), Vec3::new(i as f32 + 0.5, 1.0, 1.0)))
+    ///     .collect();
+    /// let centroids: Vec<Vec3> = boxes.iter().map(Aabb::center).collect();
+    /// let bvh = WideBvh::build(&boxes, &centroids, BuildConfig::default());
+    /// let ray = Ray::new(Vec3::new(-1.0, 0.5, 0.5), Vec3::X);
+    /// let mut reached = Vec::new();
+    /// let _ = bvh.traverse(&WideRay::new(&ray), ray.t_max, |range, _t_max| {
+    ///     reached.extend(range.map(|i| bvh.prim_ids()[i]));
+    ///     ControlFlow::Continue(())
+    /// });
+    /// reached.sort();
+    /// assert_eq!(reached, (0..20).collect::<Vec<u32>>());
+    /// ```
+    #[inline]
+    pub fn traverse<F>(&self, ray: &WideRay, t_max: f32, leaf: F) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    {
+        self.traverse_prefetching(ray, t_max, leaf, |_| {})
+    }
+
+    /// [`WideBvh::traverse`], also calling `deferred_leaf(range)` when a leaf is hit but put on the
+    /// stack behind a nearer child: the caller can prefetch the leaf's primitives
+    /// ([`crate::simd::prefetch`]) so they are in cache when the leaf's turn comes.
+    #[inline]
+    pub fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        mut t_max: f32,
+        mut leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        if !ray.valid || self.nodes.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let nodes = &self.nodes[..];
+        let mut prune = prune_bound(t_max);
+        // Deferred children: (index, count, entry distance). An `ArrayVec` rather than an array: a
+        // zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
+        let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
+        let mut index = 0usize;
+        loop {
+            let node = node_at(nodes, index);
+            let hits = box4(&node.bounds, &ray.boxes, prune);
+            let mut mask = hits.mask;
+            if mask != 0 && mask & (mask - 1) == 0 {
+                // One child: no stack traffic.
+                let lane = mask.trailing_zeros() as usize;
+                if node.count[lane] == 0 {
+                    index = node.index[lane] as usize;
+                    continue;
+                }
+                let first = node.index[lane] as usize;
+                leaf(first..first + node.count[lane] as usize, &mut t_max)?;
+                prune = prune_bound(t_max);
+            } else if mask != 0 {
+                // Push the hit children, then sort the pushed entries farthest first (insertion
+                // sort of at most four), so the nearest is popped next.
+                let base = stack.len();
+                while mask != 0 {
+                    let lane = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    let (child, count) = (node.index[lane], node.count[lane]);
+                    if count == 0 {
+                        prefetch(node_at(nodes, child as usize));
+                    } else {
+                        deferred_leaf(child as usize..(child + count) as usize);
+                    }
+                    stack.push((node.index[lane], node.count[lane], hits.t_near[lane]));
+                    let pushed = stack.as_mut_slice();
+                    let mut j = pushed.len() - 1;
+                    while j > base && pushed[j - 1].2 < pushed[j].2 {
+                        pushed.swap(j - 1, j);
+                        j -= 1;
+                    }
+                }
+            }
+            // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
+            // handled right here.
+            loop {
+                let Some((next, count, t_near)) = stack.pop() else {
+                    return ControlFlow::Continue(());
+                };
+                if t_near > prune {
+                    continue;
+                }
+                if count == 0 {
+                    index = next as usize;
+                    break;
+                }
+                let first = next as usize;
+                leaf(first..first + count as usize, &mut t_max)?;
+                prune = prune_bound(t_max);
+            }
+        }
+    }
+
+    /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
+    /// topology. Children come after their parents, so one reverse pass suffices.
+    ///
+    /// # Panics
+    /// When `boxes.len()` differs from the number of primitives.
+    pub fn refit(&mut self, boxes: &[Aabb]) {
+        assert_eq!(
+            boxes.len(),
+            self.num_prims,
+            "WideBvh::refit: one box per primitive"
+        );
+        for i in (0..self.nodes.len()).rev() {
+            for lane in 0..LANES {
+                let node = &self.nodes[i];
+                let bounds = if node.is_leaf(lane) {
+                    let first = node.index[lane] as usize;
+                    self.prim_ids[first..first + node.count[lane] as usize]
+                        .iter()
+                        .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
+                } else if node.is_interior(lane) {
+                    self.nodes[node.index[lane] as usize].bounds()
+                } else {
+                    continue;
+                };
+                self.nodes[i].set_child_bounds(lane, bounds);
+            }
+        }
+    }
+
+    /// Shape figures, as for the binary BVH: `nodes` counts wide nodes, `leaves` leaf children,
+    /// `sah_cost` charges one 4-wide box test per node visit and one test per primitive.
+    pub fn stats(&self) -> BvhStats {
+        let mut leaves = 0;
+        let mut depth = 0;
+        let mut histogram = Vec::new();
+        let mut cost = 0.0f64;
+        let root_area = self.bounds().surface_area() as f64;
+        let mut stack = Vec::new();
+        if !self.nodes.is_empty() {
+            stack.push((0usize, 1usize));
+        }
+        while let Some((i, d)) = stack.pop() {
+            let node = &self.nodes[i];
+            cost += node.bounds().surface_area() as f64;
+            for lane in 0..LANES {
+                if node.is_leaf(lane) {
+                    leaves += 1;
+                    depth = depth.max(d + 1);
+                    let n = node.count[lane] as usize;
+                    if histogram.len() <= n {
+                        histogram.resize(n + 1, 0);
+                    }
+                    histogram[n] += 1;
+                    cost += node.child_bounds(lane).surface_area() as f64 * n as f64;
+                } else if node.is_interior(lane) {
+                    stack.push((node.index[lane] as usize, d + 1));
+                }
+            }
+        }
+        BvhStats {
+            nodes: self.nodes.len(),
+            leaves,
+            depth,
+            prims: self.num_prims,
+            leaf_size_histogram: histogram,
+            mean_leaf_size: if leaves == 0 {
+                0.0
+            } else {
+                self.num_prims as f32 / leaves as f32
+            },
+            sah_cost: if root_area > 0.0 {
+                (cost / root_area) as f32
+            } else {
+                0.0
+            },
+            memory_bytes: self.nodes.capacity() * std::mem::size_of::<WideNode>()
+                + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
+        }
+    }
+
+    /// Checks every structural invariant against the primitives' current `boxes` (indexed by
+    /// primitive id): each primitive id once in `prim_ids` and every other position padding; interior
+    /// children after their parent and reached once; no deeper than [`MAX_DEPTH`]; leaves non-empty,
+    /// starting at a multiple of [`LANES`], covering each id's position once; empty lanes with empty
+    /// boxes; child boxes holding their node's children and leaf boxes their primitives' boxes.
+    pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
+        let prims = self.num_prims;
+        let nodes = self.nodes.len();
+        if boxes.len() != prims {
+            return Err(ValidationError::BoxCount {
+                boxes: boxes.len(),
+                prims,
+            });
+        }
+        if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
+            return Err(ValidationError::NodeCount { nodes, prims });
+        }
+        let mut seen = vec![0usize; prims];
+        for &p in &self.prim_ids {
+            if p == Self::PADDING {
+                continue;
+            }
+            match seen.get_mut(p as usize) {
+                Some(c) => *c += 1,
+                None => return Err(ValidationError::Permutation { prim: p, count: 1 }),
+            }
+        }
+        if let Some((p, &c)) = seen.iter().enumerate().find(|(_, &c)| c != 1) {
+            return Err(ValidationError::Permutation {
+                prim: p as u32,
+                count: c,
+            });
+        }
+        if nodes == 0 {
+            return Ok(());
+        }
+        let positions = self.prim_ids.len();
+        let mut reached = vec![0usize; nodes];
+        let mut covered = vec![false; positions];
+        let mut stack = vec![(0usize, 1usize)];
+        while let Some((i, depth)) = stack.pop() {
+            if depth > MAX_DEPTH {
+                return Err(ValidationError::TooDeep { depth });
+            }
+            reached[i] += 1;
+            if reached[i] > 1 {
+                return Err(ValidationError::Reach {
+                    node: i,
+                    count: reached[i],
+                });
+            }
+            let node = &self.nodes[i];
+            for lane in 0..LANES {
+                let bounds = node.child_bounds(lane);
+                let (index, count) = (node.index[lane] as usize, node.count[lane] as usize);
+                if node.is_leaf(lane) {
+                    let (first, end) = (index, index + count);
+                    if first % LANES != 0
+                        || end > positions
+                        || covered[first..end].iter().any(|&c| c)
+                    {
+                        return Err(ValidationError::LeafRange {
+                            node: i,
+                            first,
+                            end,
+                        });
+                    }
+                    covered[first..end].fill(true);
+                    for &prim in &self.prim_ids[first..end] {
+                        let Some(prim_box) = boxes.get(prim as usize) else {
+                            return Err(ValidationError::LeafRange {
+                                node: i,
+                                first,
+                                end,
+                            });
+                        };
+                        if !bounds.contains(prim_box) {
+                            return Err(ValidationError::PrimOutside { node: i, prim });
+                        }
+                    }
+                } else if node.is_interior(lane) {
+                    if index <= i || index >= nodes {
+                        return Err(ValidationError::Layout {
+                            node: i,
+                            right: index,
+                            nodes,
+                        });
+                    }
+                    let child = &self.nodes[index];
+                    if (0..LANES).any(|l| !bounds.contains(&child.child_bounds(l))) {
+                        return Err(ValidationError::ChildOutside {
+                            parent: i,
+                            child: index,
+                        });
+                    }
+                    stack.push((index, depth + 1));
+                } else if !bounds.is_empty() {
+                    // An empty lane must never be hit.
+                    return Err(ValidationError::ChildOutside {
+                        parent: i,
+                        child: 0,
+                    });
+                }
+            }
+        }
+        if let Some(node) = reached.iter().position(|&c| c != 1) {
+            return Err(ValidationError::Reach { node, count: 0 });
+        }
+        if let Some(position) =
+            (0..positions).find(|&p| covered[p] != (self.prim_ids[p] != Self::PADDING))
+        {
+            return Err(ValidationError::Uncovered { position });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+    use crate::bvh::BuildConfig;
+
+    fn random_boxes(n: usize, seed: u64) -> (Vec<Aabb>, Vec<Vec3>) {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|_| {
+                let p = Vec3::new(
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                );
+                Aabb::new(p, p + Vec3::splat(rng.gen_range(0.01..1.0)))
+            })
+            .collect();
+        let centroids = boxes.iter().map(Aabb::center).collect();
+        (boxes, centroids)
+    }
+
+    #[test]
+    fn collapsed_trees_are_valid_for_every_size_and_preset() {
+        for n in [0, 1, 2, 3, 4, 5, 9, 17, 100, 1000] {
+            for (name, config) in BuildConfig::PRESETS {
+                let (boxes, centroids) = random_boxes(n, n as u64);
+                let wide = WideBvh::build(&boxes, &centroids, config);
+                assert_eq!(wide.validate(&boxes), Ok(()), "n={n} {name}");
+                assert_eq!(wide.num_prims(), n);
+                if n > 0 {
+                    let stats = wide.stats();
+                    assert_eq!(
+                        stats
+                            .leaf_size_histogram
+                            .iter()
+                            .enumerate()
+                            .map(|(k, c)| k * c)
+                            .sum::<usize>(),
+                        n
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn collapsing_shortens_the_tree() {
+        let (boxes, centroids) = random_boxes(5000, 3);
+        let binary = Bvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let wide = WideBvh::from_binary(&binary);
+        let (b, w) = (binary.stats(), wide.stats());
+        assert_eq!(b.leaves, w.leaves);
+        assert!(
+            w.nodes * 2 < b.nodes,
+            "{} wide nodes for {} binary",
+            w.nodes,
+            b.nodes
+        );
+        assert!(
+            w.depth * 3 < b.depth * 2 + 3,
+            "depth {} vs {}",
+            w.depth,
+            b.depth
+        );
+    }
+
+    #[test]
+    fn traversal_reaches_exactly_the_leaves_of_the_binary_bvh() {
+        // Same boxes, same conservative slab test: both trees must report the same primitives
+        // (reached through leaves whose boxes the ray touches) for rays in every direction,
+        // including axis-parallel ones (infinite 1/dir).
+        let (boxes, centroids) = random_boxes(3000, 4);
+        let binary = Bvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let wide = WideBvh::from_binary(&binary);
+        let mut rng = Pcg64::seed_from_u64(5);
+        for k in 0..2000 {
+            let origin = Vec3::new(
+                rng.gen_range(-15.0..15.0),
+                rng.gen_range(-15.0..15.0),
+                rng.gen_range(-15.0..15.0),
+            );
+            let mut dir = Vec3::new(
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+            );
+            if k % 4 == 0 {
+                dir[k / 4 % 3] = 0.0;
+            }
+            if k % 8 == 0 {
+                dir[(k / 8 + 1) % 3] = 0.0;
+            }
+            let ray = Ray::new(origin, dir);
+            let mut reached_binary = Vec::new();
+            let _ = binary.traverse(&crate::bvh::BvhRay::new(&ray), ray.t_max, |range, _| {
+                reached_binary.extend(range.map(|i| binary.prim_ids()[i]));
+                ControlFlow::Continue(())
+            });
+            let mut reached_wide = Vec::new();
+            let _ = wide.traverse(&WideRay::new(&ray), ray.t_max, |range, _| {
+                reached_wide.extend(range.map(|i| wide.prim_ids()[i]));
+                ControlFlow::Continue(())
+            });
+            reached_binary.sort_unstable();
+            reached_wide.sort_unstable();
+            assert_eq!(reached_binary, reached_wide, "{ray:?}");
+            // No padding ever reaches the closure, and each prim at most once.
+            assert!(reached_wide.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    /// Every lane box equals the union of what is under it (refit leaves no slack).
+    fn assert_tight(wide: &WideBvh, boxes: &[Aabb]) {
+        for node in &wide.nodes {
+            for lane in 0..LANES {
+                let expected = if node.is_leaf(lane) {
+                    let first = node.index[lane] as usize;
+                    wide.prim_ids[first..first + node.count[lane] as usize]
+                        .iter()
+                        .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
+                } else if node.is_interior(lane) {
+                    wide.nodes[node.index[lane] as usize].bounds()
+                } else {
+                    Aabb::EMPTY
+                };
+                assert_eq!(node.child_bounds(lane), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn refit_gives_tight_boxes_and_stays_valid() {
+        let (boxes, centroids) = random_boxes(2000, 6);
+        let mut wide = WideBvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        assert_tight(&wide, &boxes);
+        let built = wide.nodes.clone();
+        wide.refit(&boxes);
+        assert_eq!(
+            wide.nodes, built,
+            "refit with unchanged boxes changes nothing"
+        );
+        let moved: Vec<Aabb> = boxes
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let d = Vec3::new((i % 7) as f32, (i % 3) as f32 * -2.0, 0.5);
+                Aabb::new(b.min + d, b.max + d)
+            })
+            .collect();
+        assert!(wide.validate(&moved).is_err());
+        wide.refit(&moved);
+        assert_eq!(wide.validate(&moved), Ok(()));
+        assert_tight(&wide, &moved);
+    }
+
+    #[test]
+    fn validate_names_each_corruption() {
+        let (boxes, centroids) = random_boxes(300, 7);
+        let wide = WideBvh::build(&boxes, &centroids, BuildConfig::FAST);
+        assert_eq!(wide.validate(&boxes), Ok(()));
+        let leaf_at = |w: &WideBvh| {
+            w.nodes
+                .iter()
+                .enumerate()
+                .find_map(|(i, n)| (0..LANES).find(|&l| n.is_leaf(l)).map(|l| (i, l)))
+                .unwrap()
+        };
+
+        let mut shrunk = wide.clone();
+        let (i, l) = leaf_at(&shrunk);
+        let b = shrunk.nodes[i].child_bounds(l);
+        shrunk.nodes[i].set_child_bounds(l, Aabb::new(b.min, b.min));
+        assert!(matches!(
+            shrunk.validate(&boxes),
+            Err(ValidationError::PrimOutside { .. })
+        ));
+
+        let mut misaligned = wide.clone();
+        let (i, l) = leaf_at(&misaligned);
+        misaligned.nodes[i].index[l] += 1;
+        assert!(matches!(
+            misaligned.validate(&boxes),
+            Err(ValidationError::LeafRange { .. })
+        ));
+
+        let mut dup = wide.clone();
+        let real: Vec<usize> = (0..dup.prim_ids.len())
+            .filter(|&p| dup.prim_ids[p] != WideBvh::PADDING)
+            .collect();
+        dup.prim_ids[real[0]] = dup.prim_ids[real[1]];
+        assert!(matches!(
+            dup.validate(&boxes),
+            Err(ValidationError::Permutation { .. })
+        ));
+
+        let mut backwards = wide.clone();
+        let lane = (0..LANES)
+            .find(|&l| backwards.nodes[0].is_interior(l))
+            .unwrap();
+        let child = backwards.nodes[0].index[lane] as usize;
+        let grand = (0..LANES).find(|&l| backwards.nodes[child].is_interior(l));
+        if let Some(g) = grand {
+            backwards.nodes[child].index[g] = child as u32;
+            assert!(matches!(
+                backwards.validate(&boxes),
+                Err(ValidationError::Layout { .. })
+            ));
+        }
+
+        let mut grown = wide.clone();
+        grown.nodes[child].bounds[1][0] += 100.0;
+        assert!(matches!(
+            grown.validate(&boxes),
+            Err(ValidationError::ChildOutside { .. })
+        ));
+
+        assert!(matches!(
+            wide.validate(&boxes[1..]),
+            Err(ValidationError::BoxCount { .. })
+        ));
+    }
+}

@@ -1,0 +1,548 @@
+//! Every SIMD routine of the crate, each beside its scalar twin.
+//!
+//! The scalar twin is the specification: it performs the same IEEE operations in the same order on
+//! each lane, so the SIMD version returns bit-identical results (Rust never fuses a multiply and an
+//! add on its own, and both versions avoid `mul_add`). The tests at the bottom compare the two on
+//! random and adversarial inputs (NaN, ±∞, signed zeros). With the `force-scalar` feature, or on a
+//! target without SSE2, the twins are the only code; CI runs the whole suite both ways.
+//!
+//! Two routines, both four lanes wide (SSE2, part of the x86-64 baseline, so no runtime detection is
+//! needed; the crate's only `unsafe` blocks besides the BVHs' unchecked node reads are here):
+//! - [`box4`]: the conservative slab test of one ray against the four child boxes of a
+//!   [`WideNode`](crate::bvh::wide::WideNode) (Ize, "Robust BVH Ray Traversal", JCGT 2013);
+//! - [`tri4_candidates`]: the 2-D edge-function sign test of the watertight kernel (Woop, Benthin,
+//!   Wald, "Watertight Ray/Triangle Intersection", JCGT 2013) on a [`Tri4`] block, which rejects the
+//!   triangles the ray's line misses; the lanes it keeps go through the scalar kernel, which decides.
+//!
+//! ## `min` / `max` and NaN
+//! `MINPS(a, b)` / `MAXPS(a, b)` return `b` when either operand is NaN (and `b` for equal operands,
+//! so `max(-0, +0) = +0`). The twins spell that out as `if a < b { a } else { b }`. The slab test puts
+//! each axis' distance first and the running bound second, so the NaN of `0 · ∞` (an origin exactly
+//! on a slab plane of an axis the ray is parallel to) leaves the bound alone: that axis constrains
+//! nothing, as [`crate::Aabb::intersect_slabs`] decides.
+
+/// Lanes of every routine here (children per wide node, triangles per [`Tri4`]).
+pub const LANES: usize = 4;
+
+/// Four triangles in structure-of-arrays form: `v[k][axis][lane]` is coordinate `axis` of vertex
+/// `k` of triangle `lane`, and `ids[lane]` a caller's id for it (the mesh stores the primitive id
+/// there, so a hit needs no second memory access). 160 bytes, 16-byte aligned so each row is one SSE
+/// load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+pub struct Tri4 {
+    /// `v[k][axis][lane]`.
+    pub v: [[[f32; LANES]; 3]; 3],
+    /// One id per lane.
+    pub ids: [u32; LANES],
+}
+
+impl Tri4 {
+    /// Four degenerate triangles at the origin with id `u32::MAX` (what padding lanes hold).
+    pub const ZERO: Self = Self {
+        v: [[[0.0; LANES]; 3]; 3],
+        ids: [u32::MAX; LANES],
+    };
+
+    /// Vertex `k` of triangle `lane`.
+    #[inline(always)]
+    pub fn vertex(&self, k: usize, lane: usize) -> glam::Vec3 {
+        glam::Vec3::new(self.v[k][0][lane], self.v[k][1][lane], self.v[k][2][lane])
+    }
+
+    /// Stores triangle `tri` in `lane`.
+    #[inline]
+    pub fn set(&mut self, lane: usize, tri: [glam::Vec3; 3]) {
+        for (k, p) in tri.iter().enumerate() {
+            self.v[k][0][lane] = p.x;
+            self.v[k][1][lane] = p.y;
+            self.v[k][2][lane] = p.z;
+        }
+    }
+}
+
+/// What [`box4`] needs of a ray, computed once per ray.
+#[derive(Clone, Copy, Debug)]
+pub struct BoxRay {
+    /// Ray origin.
+    pub origin: [f32; 3],
+    /// `1 / dir` per component (±∞ for zero components).
+    pub inv_dir: [f32; 3],
+    /// Row of the node's bounds holding each axis' near plane: `2·axis` (the min row) when the
+    /// direction's sign bit is clear, `2·axis + 1` (the max row) when it is set.
+    pub near_row: [usize; 3],
+    /// Row holding each axis' far plane (the other one).
+    pub far_row: [usize; 3],
+    /// Smallest accepted `t`.
+    pub t_min: f32,
+}
+
+/// Relative enlargement of the far distance, `2γ(3)` (Ize 2013, eq. 1): covers the rounding of
+/// `(bound - origin) · inv_dir` in both the near and the far distance.
+pub const FAR_PAD: f32 = 2.0 * crate::geom::aabb::gamma(3);
+
+/// Result of [`box4`]: bit `i` of `mask` is set when the ray reaches child `i` within
+/// `[t_min, t_max]`; `t_near[i]` is where it enters that box (meaningful only for set bits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Box4Hits {
+    /// One bit per child lane.
+    pub mask: u32,
+    /// Entry distance per lane.
+    pub t_near: [f32; LANES],
+}
+
+/// The slab test of `ray` against four boxes, rows `min_x, max_x, min_y, max_y, min_z, max_z`.
+///
+/// Per lane: `near = max(t_min, max over axes of (near plane − o)·inv)`,
+/// `far = min(t_max, f + |f|·FAR_PAD)` with `f = min over axes of (far plane − o)·inv`, hit when
+/// `near <= far` (`f = −∞` pads to NaN, which fails). Choosing the near plane by the direction's sign (instead of `min(t0, t1)`) makes an
+/// empty lane (min = +∞, max = −∞) a miss for every ray.
+#[inline(always)]
+pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::box4(bounds, ray, t_max)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        box4_scalar(bounds, ray, t_max)
+    }
+}
+
+/// `MINPS` on one lane: `a` when `a < b`, else `b` (so a NaN `a` gives `b`).
+#[inline(always)]
+fn min_ps(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `MAXPS` on one lane: `a` when `a > b`, else `b` (so a NaN `a` gives `b`).
+#[inline(always)]
+fn max_ps(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Scalar twin (the spec) of [`box4`].
+#[inline(always)]
+pub fn box4_scalar(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
+    let mut mask = 0;
+    let mut t_near = [0.0; LANES];
+    for lane in 0..LANES {
+        let mut near = ray.t_min;
+        let mut far = f32::INFINITY;
+        for axis in 0..3 {
+            let tn = (bounds[ray.near_row[axis]][lane] - ray.origin[axis]) * ray.inv_dir[axis];
+            let tf = (bounds[ray.far_row[axis]][lane] - ray.origin[axis]) * ray.inv_dir[axis];
+            near = max_ps(tn, near);
+            far = min_ps(tf, far);
+        }
+        // t_max first: a far distance of -∞ (the ray runs parallel to and outside a slab, or the
+        // lane is empty) pads to -∞ + ∞ = NaN, which must win the min and fail the test.
+        let far = min_ps(t_max, far + far.abs() * FAR_PAD);
+        t_near[lane] = near;
+        mask |= u32::from(near <= far) << lane;
+    }
+    Box4Hits { mask, t_near }
+}
+
+/// Asks the CPU to start loading the cache lines of `value` (at most the first 128 bytes) into all
+/// cache levels; a hint with no effect on results. Used by the BVH traversal for children it defers,
+/// whose nodes then arrive while it works on the nearest child.
+#[inline(always)]
+pub fn prefetch<T>(value: &T) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        let p = (value as *const T).cast::<i8>();
+        // SAFETY: SSE is always available on x86-64 (see the `sse` module); PREFETCHT0 never faults
+        // and reads nothing architecturally, whatever the address (`wrapping_add` keeps the
+        // second pointer computation defined).
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            if std::mem::size_of::<T>() > 64 {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        let _ = value;
+    }
+}
+
+/// What [`tri4_candidates`] needs of a ray: the watertight kernel's origin and the first two rows of
+/// its shear (see [`crate::geom::triangle::WatertightRay`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ShearRay {
+    /// Ray origin.
+    pub origin: [f32; 3],
+    /// `p ↦ row_x · (p − origin)` is the sheared x coordinate.
+    pub row_x: [f32; 3],
+    /// Same for y.
+    pub row_y: [f32; 3],
+}
+
+/// Lanes of `tris` that the watertight kernel may hit: bit `i` is clear only when triangle `i`'s
+/// three edge functions are all non-zero and of mixed signs, where the scalar kernel returns `None`
+/// without looking further. Every set lane must go through the scalar kernel, which decides (and
+/// recomputes zeros in f64). The sheared coordinates are `row · (v − o)` summed as
+/// `(x·x + y·y) + z·z`, the order of `glam::Vec3::dot`, so the values equal the kernel's bit for bit.
+#[inline(always)]
+pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::tri4_candidates(tris, ray)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        tri4_candidates_scalar(tris, ray)
+    }
+}
+
+/// Scalar twin (the spec) of [`tri4_candidates`].
+#[inline(always)]
+pub fn tri4_candidates_scalar(tris: &Tri4, ray: &ShearRay) -> u32 {
+    let mut mask = 0;
+    for lane in 0..LANES {
+        let mut xy = [[0.0f32; 2]; 3];
+        for (k, out) in xy.iter_mut().enumerate() {
+            let a = [
+                tris.v[k][0][lane] - ray.origin[0],
+                tris.v[k][1][lane] - ray.origin[1],
+                tris.v[k][2][lane] - ray.origin[2],
+            ];
+            let dot = |r: [f32; 3]| r[0] * a[0] + r[1] * a[1] + r[2] * a[2];
+            *out = [dot(ray.row_x), dot(ray.row_y)];
+        }
+        let [[ax, ay], [bx, by], [cx, cy]] = xy;
+        let u = cx * by - cy * bx;
+        let v = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        let neg = u < 0.0 || v < 0.0 || w < 0.0;
+        let pos = u > 0.0 || v > 0.0 || w > 0.0;
+        let zero = u == 0.0 || v == 0.0 || w == 0.0;
+        mask |= u32::from(!(neg && pos) || zero) << lane;
+    }
+    mask
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod sse {
+    //! SSE2 versions. SSE2 is part of the x86-64 baseline: every x86-64 CPU has it and the compiler
+    //! enables it for every x86-64 target, so calling these intrinsics is always sound; Rust still
+    //! asks for an `unsafe` block around `#[target_feature]` functions called from code without the
+    //! attribute, hence one block per routine.
+    use std::arch::x86_64::*;
+
+    use super::{Box4Hits, BoxRay, ShearRay, Tri4, FAR_PAD, LANES};
+
+    #[inline(always)]
+    pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
+        let mut t_near = [0.0f32; LANES];
+        // SAFETY: SSE2 is always available on x86-64 (see the module docs); the loads read the
+        // four floats of a `[f32; 4]` row and the store writes the four of `t_near`, unaligned
+        // accesses.
+        let mask = unsafe {
+            let mut near = _mm_set1_ps(ray.t_min);
+            let mut far = _mm_set1_ps(f32::INFINITY);
+            for axis in 0..3 {
+                let o = _mm_set1_ps(ray.origin[axis]);
+                let inv = _mm_set1_ps(ray.inv_dir[axis]);
+                let near_plane = _mm_loadu_ps(bounds[ray.near_row[axis]].as_ptr());
+                let far_plane = _mm_loadu_ps(bounds[ray.far_row[axis]].as_ptr());
+                near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(near_plane, o), inv), near);
+                far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(far_plane, o), inv), far);
+            }
+            let abs_far = _mm_andnot_ps(_mm_set1_ps(-0.0), far);
+            let padded = _mm_add_ps(far, _mm_mul_ps(abs_far, _mm_set1_ps(FAR_PAD)));
+            // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
+            let far = _mm_min_ps(_mm_set1_ps(t_max), padded);
+            _mm_storeu_ps(t_near.as_mut_ptr(), near);
+            _mm_movemask_ps(_mm_cmple_ps(near, far)) as u32
+        };
+        Box4Hits { mask, t_near }
+    }
+
+    #[inline(always)]
+    pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
+        // SAFETY: SSE2 is always available on x86-64 (see the module docs); every load reads the
+        // four floats of one `[f32; 4]` row of `tris`, unaligned.
+        unsafe {
+            let sheared = |k: usize| {
+                let a: [__m128; 3] = std::array::from_fn(|axis| {
+                    _mm_sub_ps(
+                        _mm_loadu_ps(tris.v[k][axis].as_ptr()),
+                        _mm_set1_ps(ray.origin[axis]),
+                    )
+                });
+                let dot = |r: [f32; 3]| {
+                    _mm_add_ps(
+                        _mm_add_ps(
+                            _mm_mul_ps(_mm_set1_ps(r[0]), a[0]),
+                            _mm_mul_ps(_mm_set1_ps(r[1]), a[1]),
+                        ),
+                        _mm_mul_ps(_mm_set1_ps(r[2]), a[2]),
+                    )
+                };
+                (dot(ray.row_x), dot(ray.row_y))
+            };
+            let (ax, ay) = sheared(0);
+            let (bx, by) = sheared(1);
+            let (cx, cy) = sheared(2);
+            let u = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx));
+            let v = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
+            let w = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
+            let zero = _mm_setzero_ps();
+            let neg = _mm_or_ps(
+                _mm_or_ps(_mm_cmplt_ps(u, zero), _mm_cmplt_ps(v, zero)),
+                _mm_cmplt_ps(w, zero),
+            );
+            let pos = _mm_or_ps(
+                _mm_or_ps(_mm_cmpgt_ps(u, zero), _mm_cmpgt_ps(v, zero)),
+                _mm_cmpgt_ps(w, zero),
+            );
+            let is_zero = _mm_or_ps(
+                _mm_or_ps(_mm_cmpeq_ps(u, zero), _mm_cmpeq_ps(v, zero)),
+                _mm_cmpeq_ps(w, zero),
+            );
+            // Rejected: mixed signs and no zero.
+            let rejected = _mm_andnot_ps(is_zero, _mm_and_ps(neg, pos));
+            !(_mm_movemask_ps(rejected) as u32) & 0xF
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+
+    /// A float drawn from a mix of ordinary magnitudes (1e-6..1e6, both signs) and edge values.
+    fn float(rng: &mut Pcg64) -> f32 {
+        const SPECIAL: [f32; 8] = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            f32::NAN,
+        ];
+        if rng.gen_bool(0.08) {
+            SPECIAL[rng.gen_range(0..SPECIAL.len())]
+        } else {
+            let magnitude = 10f32.powf(rng.gen_range(-6.0..6.0));
+            if rng.gen_bool(0.5) {
+                magnitude
+            } else {
+                -magnitude
+            }
+        }
+    }
+
+    fn box_ray(rng: &mut Pcg64) -> BoxRay {
+        let dir = [0; 3].map(|_| float(rng));
+        let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(dir[a].is_sign_negative()));
+        BoxRay {
+            origin: [0; 3].map(|_| float(rng)),
+            inv_dir: dir.map(f32::recip),
+            near_row,
+            far_row: near_row.map(|r| r ^ 1),
+            t_min: if rng.gen_bool(0.5) { 0.0 } else { float(rng) },
+        }
+    }
+
+    fn same_bits(a: &[f32], b: &[f32], mask: u32) -> bool {
+        a.iter()
+            .zip(b)
+            .enumerate()
+            .all(|(i, (x, y))| mask & (1 << i) == 0 || x.to_bits() == y.to_bits())
+    }
+
+    #[test]
+    fn box4_equals_its_scalar_twin_on_random_and_special_values() {
+        let mut rng = Pcg64::seed_from_u64(11);
+        for _ in 0..200_000 {
+            let mut bounds = [[0.0; LANES]; 6];
+            for row in &mut bounds {
+                for x in row.iter_mut() {
+                    *x = float(&mut rng);
+                }
+            }
+            if rng.gen_bool(0.2) {
+                // An empty lane, as the wide BVH pads its nodes.
+                let lane = rng.gen_range(0..LANES);
+                for axis in 0..3 {
+                    bounds[2 * axis][lane] = f32::INFINITY;
+                    bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
+                }
+            }
+            let ray = box_ray(&mut rng);
+            let t_max = if rng.gen_bool(0.5) {
+                f32::INFINITY
+            } else {
+                float(&mut rng)
+            };
+            let simd = box4(&bounds, &ray, t_max);
+            let scalar = box4_scalar(&bounds, &ray, t_max);
+            assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
+            assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+        }
+    }
+
+    #[test]
+    fn box4_rejects_empty_lanes_for_every_ray() {
+        let mut rng = Pcg64::seed_from_u64(12);
+        let mut bounds = [[0.0; LANES]; 6];
+        for axis in 0..3 {
+            bounds[2 * axis] = [f32::INFINITY; LANES];
+            bounds[2 * axis + 1] = [f32::NEG_INFINITY; LANES];
+        }
+        for _ in 0..100_000 {
+            let ray = box_ray(&mut rng);
+            // Only rays the BVHs traverse: finite origin, finite non-NaN direction (1/dir ≠ 0).
+            if ray.origin.iter().any(|o| !o.is_finite())
+                || ray.inv_dir.iter().any(|&i| i == 0.0 || i.is_nan())
+            {
+                continue;
+            }
+            assert_eq!(box4(&bounds, &ray, f32::INFINITY).mask, 0, "{ray:?}");
+            assert_eq!(box4_scalar(&bounds, &ray, f32::INFINITY).mask, 0);
+        }
+    }
+
+    #[test]
+    fn box4_agrees_with_the_reference_slab_test() {
+        // Against Aabb::intersect_slabs (the documented single-box test) on finite boxes.
+        use crate::{Aabb, Ray};
+        use glam::Vec3;
+        let mut rng = Pcg64::seed_from_u64(13);
+        let mut disagreements = 0;
+        for _ in 0..100_000 {
+            let p = |rng: &mut Pcg64| {
+                Vec3::new(
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                )
+            };
+            let (a, b) = (p(&mut rng), p(&mut rng));
+            let aabb = Aabb::new(a.min(b), a.max(b));
+            let mut dir = p(&mut rng);
+            if rng.gen_bool(0.2) {
+                dir[rng.gen_range(0..3)] = 0.0;
+            }
+            let ray = Ray::new(p(&mut rng), dir);
+            let mut bounds = [[0.0; LANES]; 6];
+            for axis in 0..3 {
+                bounds[2 * axis] = [aabb.min[axis]; LANES];
+                bounds[2 * axis + 1] = [aabb.max[axis]; LANES];
+            }
+            let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(dir[a].is_sign_negative()));
+            let box_ray = BoxRay {
+                origin: ray.origin.to_array(),
+                inv_dir: dir.recip().to_array(),
+                near_row,
+                far_row: near_row.map(|r| r ^ 1),
+                t_min: ray.t_min,
+            };
+            let hit = box4(&bounds, &box_ray, ray.t_max).mask == 0xF;
+            let reference = aabb.intersect_ray(&ray).is_some();
+            // The wide test is conservative (padded far distance): it may only add grazing hits.
+            assert!(hit || !reference, "{aabb:?} {ray:?}");
+            disagreements += usize::from(hit != reference);
+        }
+        assert!(disagreements < 10, "{disagreements} grazing disagreements");
+    }
+
+    #[test]
+    fn tri4_candidates_equal_their_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(14);
+        for _ in 0..200_000 {
+            let mut tris = Tri4::ZERO;
+            for k in 0..3 {
+                for axis in 0..3 {
+                    for lane in 0..LANES {
+                        tris.v[k][axis][lane] = float(&mut rng);
+                    }
+                }
+            }
+            if rng.gen_bool(0.3) {
+                // Shared vertices produce exact zeros.
+                let lane = rng.gen_range(0..LANES);
+                for axis in 0..3 {
+                    tris.v[1][axis][lane] = tris.v[0][axis][lane];
+                }
+            }
+            let ray = ShearRay {
+                origin: [0; 3].map(|_| float(&mut rng)),
+                row_x: [0; 3].map(|_| float(&mut rng)),
+                row_y: [0; 3].map(|_| float(&mut rng)),
+            };
+            assert_eq!(
+                tri4_candidates(&tris, &ray),
+                tri4_candidates_scalar(&tris, &ray),
+                "{tris:?} {ray:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tri4_keeps_every_triangle_the_kernel_hits() {
+        // The prefilter may keep misses but never drops a hit of the scalar watertight kernel.
+        use crate::geom::triangle::{Culling, EdgeRule, WatertightRay};
+        use crate::Ray;
+        use glam::Vec3;
+        let mut rng = Pcg64::seed_from_u64(15);
+        let mut kept_misses = 0usize;
+        let mut hits = 0usize;
+        for _ in 0..50_000 {
+            let scale = 10f32.powf(rng.gen_range(-6.0..6.0));
+            let p = |rng: &mut Pcg64| {
+                Vec3::new(
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                    rng.gen_range(-1.0..1.0),
+                ) * scale
+            };
+            let mut tris = Tri4::ZERO;
+            let mut list = [[Vec3::ZERO; 3]; LANES];
+            for (lane, t) in list.iter_mut().enumerate() {
+                *t = [p(&mut rng), p(&mut rng), p(&mut rng)];
+                if rng.gen_bool(0.2) {
+                    t[2] = t[0];
+                }
+                tris.set(lane, *t);
+            }
+            let origin = p(&mut rng) * 3.0;
+            let target = list[rng.gen_range(0..LANES)][rng.gen_range(0..3)];
+            let ray = Ray::new(origin, target - origin);
+            let wray = WatertightRay::new(&ray);
+            let mask = tri4_candidates(&tris, &wray.shear_ray());
+            for (lane, t) in list.iter().enumerate() {
+                let hit = wray
+                    .intersect(t[0], t[1], t[2], Culling::None, EdgeRule::Closed)
+                    .is_some();
+                hits += usize::from(hit);
+                assert!(
+                    !hit || mask & (1 << lane) != 0,
+                    "lane {lane} dropped: {t:?} {ray:?}"
+                );
+                kept_misses += usize::from(!hit && mask & (1 << lane) != 0);
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
+        // It does reject most misses (otherwise it would be useless).
+        assert!(kept_misses < 50_000, "{kept_misses}");
+    }
+}
