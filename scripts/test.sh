@@ -22,7 +22,7 @@ step "cargo test --workspace"
 cargo test --workspace
 
 step "cargo test -p raypick --features force-scalar (the scalar twins)"
-cargo test -p raypick --features force-scalar --lib
+cargo test -p raypick --features force-scalar --lib --test scene_queries --test bvh_structure
 
 # The `raypick` binary that `cargo test --workspace` built: the Python and browser tests use it
 # rather than building it again with another feature set (`cargo build -p raypick-cli` alone resolves

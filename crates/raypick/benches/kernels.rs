@@ -12,6 +12,9 @@ use raypick::geom::sphere::{sphere_geometric, sphere_geometric_intersects, spher
 use raypick::geom::triangle::{
     moller_trumbore, plane_barycentric, watertight, Culling, EdgeRule, WatertightRay,
 };
+use raypick::simd::{
+    box4, box4_scalar, tri4_candidates, tri4_candidates_scalar, BoxRay, Tri4, LANES,
+};
 use raypick::{Aabb, Ray};
 
 const N: usize = 4096;
@@ -173,6 +176,84 @@ fn bench(c: &mut Criterion) {
             n
         })
     });
+    // The SIMD routines against their scalar twins (N rays, each against 4 boxes / 4 triangles: the
+    // group's element is one ray, i.e. one 4-wide test).
+    let quads: Vec<usize> = (0..N).map(|i| i & !3).collect();
+    let box_rays: Vec<BoxRay> = inp
+        .rays
+        .iter()
+        .map(|r| {
+            let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(r.dir[a].is_sign_negative()));
+            BoxRay {
+                origin: r.origin.to_array(),
+                inv_dir: r.dir.recip().to_array(),
+                near_row,
+                far_row: near_row.map(|row| row ^ 1),
+                t_min: r.t_min,
+            }
+        })
+        .collect();
+    let rows: Vec<[[f32; LANES]; 6]> = (0..N)
+        .step_by(LANES)
+        .map(|q| {
+            std::array::from_fn(|row| {
+                std::array::from_fn(|lane| {
+                    let b = inp.boxes[q + lane];
+                    if row % 2 == 0 {
+                        b.min[row / 2]
+                    } else {
+                        b.max[row / 2]
+                    }
+                })
+            })
+        })
+        .collect();
+    type Box4 = fn(&[[f32; LANES]; 6], &BoxRay, f32) -> raypick::simd::Box4Hits;
+    let box4_fns: [(&str, Box4); 2] = [("simd", box4), ("scalar_twin", box4_scalar)];
+    for (name, f) in box4_fns {
+        g.bench_function(BenchmarkId::new("box4", name), |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                for (ray, q) in box_rays.iter().zip(&quads) {
+                    n += f(&rows[q / LANES], black_box(ray), f32::INFINITY)
+                        .mask
+                        .count_ones();
+                }
+                n
+            })
+        });
+    }
+    let blocks: Vec<Tri4> = (0..N)
+        .step_by(LANES)
+        .map(|q| {
+            let mut block = Tri4::ZERO;
+            for lane in 0..LANES {
+                block.set(lane, inp.triangles[q + lane]);
+            }
+            block
+        })
+        .collect();
+    let shear_rays: Vec<_> = inp
+        .rays
+        .iter()
+        .map(|r| WatertightRay::new(r).shear_ray())
+        .collect();
+    type Tri4Fn = fn(&Tri4, &raypick::simd::ShearRay) -> u32;
+    let tri4_fns: [(&str, Tri4Fn); 2] = [
+        ("simd", tri4_candidates),
+        ("scalar_twin", tri4_candidates_scalar),
+    ];
+    for (name, f) in tri4_fns {
+        g.bench_function(BenchmarkId::new("tri4_candidates", name), |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                for (ray, q) in shear_rays.iter().zip(&quads) {
+                    n += f(&blocks[q / LANES], black_box(ray)).count_ones();
+                }
+                n
+            })
+        });
+    }
     g.finish();
 }
 

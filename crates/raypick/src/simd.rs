@@ -81,15 +81,18 @@ pub struct BoxRay {
 /// `(bound - origin) · inv_dir` in both the near and the far distance.
 pub const FAR_PAD: f32 = 2.0 * crate::geom::aabb::gamma(3);
 
-/// Result of [`box4`]: bit `i` of `mask` is set when the ray reaches child `i` within
+/// Result of [`box4`] and [`box8`]: bit `i` of `mask` is set when the ray reaches child `i` within
 /// `[t_min, t_max]`; `t_near[i]` is where it enters that box (meaningful only for set bits).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Box4Hits {
+pub struct BoxHits<const W: usize> {
     /// One bit per child lane.
     pub mask: u32,
     /// Entry distance per lane.
-    pub t_near: [f32; LANES],
+    pub t_near: [f32; W],
 }
+
+/// [`BoxHits`] of four lanes.
+pub type Box4Hits = BoxHits<4>;
 
 /// The slab test of `ray` against four boxes, rows `min_x, max_x, min_y, max_y, min_z, max_z`.
 ///
@@ -129,12 +132,68 @@ fn max_ps(a: f32, b: f32) -> f32 {
     }
 }
 
+/// The slab test of `ray` against eight boxes: [`box4`]'s contract on eight lanes. Two SSE halves
+/// here; [`box8_avx`] is the one-instruction-per-step version for CPUs with AVX.
+#[inline(always)]
+pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::box8(bounds, ray, t_max)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        box_scalar(bounds, ray, t_max)
+    }
+}
+
+/// [`box8`] with 8-lane AVX instructions.
+///
+/// # Safety
+/// The CPU must support AVX: callers check `is_x86_feature_detected!("avx")` (see
+/// [`crate::bvh::wide`]), or call it from a function compiled for AVX.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline]
+#[target_feature(enable = "avx")]
+pub fn box8_avx(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    let mut t_near = [0.0f32; 8];
+    let mut near = _mm256_set1_ps(ray.t_min);
+    let mut far = _mm256_set1_ps(f32::INFINITY);
+    for axis in 0..3 {
+        let o = _mm256_set1_ps(ray.origin[axis]);
+        let inv = _mm256_set1_ps(ray.inv_dir[axis]);
+        // SAFETY: each load reads the eight floats of one `[f32; 8]` row, unaligned.
+        let (near_plane, far_plane) = unsafe {
+            (
+                _mm256_loadu_ps(bounds[ray.near_row[axis]].as_ptr()),
+                _mm256_loadu_ps(bounds[ray.far_row[axis]].as_ptr()),
+            )
+        };
+        near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
+        far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
+    }
+    let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
+    let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
+    // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
+    let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
+    // SAFETY: the store writes the eight floats of `t_near`, unaligned.
+    unsafe { _mm256_storeu_ps(t_near.as_mut_ptr(), near) };
+    let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
+    BoxHits { mask, t_near }
+}
+
 /// Scalar twin (the spec) of [`box4`].
 #[inline(always)]
 pub fn box4_scalar(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
+    box_scalar(bounds, ray, t_max)
+}
+
+/// Scalar twin (the spec) of [`box4`], [`box8`] and [`box8_avx`], for any width.
+#[inline(always)]
+pub fn box_scalar<const W: usize>(bounds: &[[f32; W]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<W> {
     let mut mask = 0;
-    let mut t_near = [0.0; LANES];
-    for lane in 0..LANES {
+    let mut t_near = [0.0; W];
+    for lane in 0..W {
         let mut near = ray.t_min;
         let mut far = f32::INFINITY;
         for axis in 0..3 {
@@ -149,7 +208,7 @@ pub fn box4_scalar(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4
         t_near[lane] = near;
         mask |= u32::from(near <= far) << lane;
     }
-    Box4Hits { mask, t_near }
+    BoxHits { mask, t_near }
 }
 
 /// Asks the CPU to start loading the cache lines of `value` (at most the first 128 bytes) into all
@@ -241,22 +300,44 @@ mod sse {
     //! attribute, hence one block per routine.
     use std::arch::x86_64::*;
 
-    use super::{Box4Hits, BoxRay, ShearRay, Tri4, FAR_PAD, LANES};
+    use super::{Box4Hits, BoxHits, BoxRay, ShearRay, Tri4, FAR_PAD, LANES};
 
     #[inline(always)]
     pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
         let mut t_near = [0.0f32; LANES];
+        let mask = half(bounds, 0, ray, t_max, &mut t_near);
+        BoxHits { mask, t_near }
+    }
+
+    #[inline(always)]
+    pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+        let mut t_near = [0.0f32; 8];
+        let (lo, hi) = t_near.split_at_mut(4);
+        let mask = half(bounds, 0, ray, t_max, lo) | half(bounds, 4, ray, t_max, hi) << 4;
+        BoxHits { mask, t_near }
+    }
+
+    /// Lanes `first..first + 4` of rows of width `W`; writes their entry distances to `t_near`.
+    #[inline(always)]
+    fn half<const W: usize>(
+        bounds: &[[f32; W]; 6],
+        first: usize,
+        ray: &BoxRay,
+        t_max: f32,
+        t_near: &mut [f32],
+    ) -> u32 {
+        assert!(first + LANES <= W && t_near.len() == LANES);
         // SAFETY: SSE2 is always available on x86-64 (see the module docs); the loads read the
-        // four floats of a `[f32; 4]` row and the store writes the four of `t_near`, unaligned
-        // accesses.
-        let mask = unsafe {
+        // four floats `first..first + 4` of a `[f32; W]` row and the store the four of `t_near`
+        // (both in bounds by the assert), unaligned accesses.
+        unsafe {
             let mut near = _mm_set1_ps(ray.t_min);
             let mut far = _mm_set1_ps(f32::INFINITY);
             for axis in 0..3 {
                 let o = _mm_set1_ps(ray.origin[axis]);
                 let inv = _mm_set1_ps(ray.inv_dir[axis]);
-                let near_plane = _mm_loadu_ps(bounds[ray.near_row[axis]].as_ptr());
-                let far_plane = _mm_loadu_ps(bounds[ray.far_row[axis]].as_ptr());
+                let near_plane = _mm_loadu_ps(bounds[ray.near_row[axis]].as_ptr().add(first));
+                let far_plane = _mm_loadu_ps(bounds[ray.far_row[axis]].as_ptr().add(first));
                 near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(near_plane, o), inv), near);
                 far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(far_plane, o), inv), far);
             }
@@ -266,8 +347,7 @@ mod sse {
             let far = _mm_min_ps(_mm_set1_ps(t_max), padded);
             _mm_storeu_ps(t_near.as_mut_ptr(), near);
             _mm_movemask_ps(_mm_cmple_ps(near, far)) as u32
-        };
-        Box4Hits { mask, t_near }
+        }
     }
 
     #[inline(always)]
@@ -397,6 +477,43 @@ mod tests {
             let scalar = box4_scalar(&bounds, &ray, t_max);
             assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
             assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+        }
+    }
+
+    #[test]
+    fn box8_and_its_avx_version_equal_the_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(16);
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        let avx = std::arch::is_x86_feature_detected!("avx");
+        for _ in 0..100_000 {
+            let mut bounds = [[0.0; 8]; 6];
+            for row in &mut bounds {
+                for x in row.iter_mut() {
+                    *x = float(&mut rng);
+                }
+            }
+            let lane = rng.gen_range(0..8);
+            for axis in 0..3 {
+                bounds[2 * axis][lane] = f32::INFINITY;
+                bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
+            }
+            let ray = box_ray(&mut rng);
+            let t_max = if rng.gen_bool(0.5) {
+                f32::INFINITY
+            } else {
+                float(&mut rng)
+            };
+            let scalar = box_scalar(&bounds, &ray, t_max);
+            let simd = box8(&bounds, &ray, t_max);
+            assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
+            assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+            #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+            if avx {
+                // SAFETY: AVX was detected above.
+                let wide = unsafe { box8_avx(&bounds, &ray, t_max) };
+                assert_eq!(wide.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
+                assert!(same_bits(&wide.t_near, &scalar.t_near, scalar.mask));
+            }
         }
     }
 

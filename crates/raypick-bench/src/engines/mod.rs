@@ -117,7 +117,7 @@ impl EngineKind {
             EngineKind::Raypick => {
                 "`SceneBuilder::with_config` (`BuildConfig::BALANCED`, the default, unless \
                  `--raypick-config` says otherwise) with one `TriMesh`; \
-                 `Scene::intersect_batch` / `Scene::occluded_batch`"
+                 `Scene::intersect_batch_into` / `Scene::occluded_batch_into` into buffers kept between runs"
             }
             EngineKind::Obvhs => {
                 "CWBVH, `BvhBuildParams::medium_build()`, triangles reordered to the BVH's order; \

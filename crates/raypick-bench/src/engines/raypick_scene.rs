@@ -1,8 +1,10 @@
 //! raypick itself, through its public scene API: one `TriMesh` in a `Scene` (build config
-//! `BuildConfig::BALANCED` unless told otherwise), cast with `intersect_batch` / `occluded_batch`.
+//! `BuildConfig::BALANCED` unless told otherwise), cast with `intersect_batch_into` / `occluded_batch_into`.
 
 use anyhow::{Context, Result};
-use raypick::{bvh::BuildConfig, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
+use std::sync::Mutex;
+
+use raypick::{bvh::BuildConfig, Hit, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
 use super::{Engine, EngineKind, HitRec};
 use crate::mesh::Mesh;
@@ -10,6 +12,8 @@ use crate::mesh::Mesh;
 /// A raypick scene holding the mesh as geometry 0.
 pub struct RaypickEngine {
     scene: Scene,
+    /// The batch's result buffer, kept between runs (as the other engines write into `out`).
+    hits: Mutex<Vec<Option<Hit>>>,
 }
 
 impl RaypickEngine {
@@ -18,7 +22,10 @@ impl RaypickEngine {
         let mut builder = SceneBuilder::with_config(config);
         builder.add_mesh(TriMesh::new(mesh.vertices.clone(), mesh.indices.clone()));
         let scene = builder.build().context("raypick SceneBuilder::build")?;
-        Ok(Self { scene })
+        Ok(Self {
+            scene,
+            hits: Mutex::new(Vec::new()),
+        })
     }
 
     /// The closest hit of one ray.
@@ -42,11 +49,15 @@ impl Engine for RaypickEngine {
         EngineKind::Raypick
     }
 
-    /// `Scene::intersect_batch` (the API a caller with many rays uses; it returns full `Hit`
-    /// records, which are then cut down to `t` and the triangle inside the timed call).
+    /// `Scene::intersect_batch_into` (the API a caller with many rays uses) into a buffer kept
+    /// between runs, as the other engines write into `out`; the full `Hit` records are cut down to
+    /// `t` and the triangle inside the timed call.
     fn closest_batch(&self, rays: &[Ray], out: &mut [Option<HitRec>]) {
-        let hits = self.scene.intersect_batch(rays, &QueryOptions::default());
-        for (o, h) in out.iter_mut().zip(hits) {
+        let mut hits = self.hits.lock().unwrap_or_else(|e| e.into_inner());
+        hits.resize(rays.len(), None);
+        self.scene
+            .intersect_batch_into(rays, &QueryOptions::default(), &mut hits);
+        for (o, h) in out.iter_mut().zip(hits.iter()) {
             *o = h.map(|h| HitRec {
                 t: h.t,
                 prim: h.prim,
@@ -55,7 +66,7 @@ impl Engine for RaypickEngine {
     }
 
     fn any_batch(&self, rays: &[Ray], out: &mut [bool]) {
-        let hits = self.scene.occluded_batch(rays, &QueryOptions::default());
-        out.copy_from_slice(&hits);
+        self.scene
+            .occluded_batch_into(rays, &QueryOptions::default(), out);
     }
 }

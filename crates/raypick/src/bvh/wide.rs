@@ -1,30 +1,35 @@
-//! [`WideBvh`]: a 4-wide BVH collapsed from the binary one, traversed with 4-lane SIMD box tests.
+//! [`WideBvh`]: a 4- or 8-wide BVH collapsed from the binary one, traversed with SIMD box tests.
 //!
-//! A binary BVH visits about twice as many nodes as a 4-wide one, and each visit is a likely cache
-//! miss; testing four child boxes at once with SSE turns that into one 128-byte node (two cache
-//! lines) per step (Wald, Benthin, Boulos, "Getting Rid of Packets", IEEE RT 2008; Dammertz, Hanika,
-//! Keller, "Shallow Bounding Volume Hierarchies for Fast SIMD Ray Tracing", HPG 2008).
+//! A binary BVH visits several times as many nodes as a wide one, and each visit is a likely cache
+//! miss; testing all children of a node at once turns that into one node (128 bytes at width 4, 256
+//! at width 8) per step (Wald, Benthin, Boulos, "Getting Rid of Packets", IEEE RT 2008; Dammertz,
+//! Hanika, Keller, "Shallow Bounding Volume Hierarchies for Fast SIMD Ray Tracing", HPG 2008).
+//! Meshes use width 8: on the shared bunny workload it cast 10–40% more rays per second than width 4
+//! (BENCHMARKS.md).
 //!
 //! ## Construction
 //! [`WideBvh::from_binary`] walks the binary tree from the root: each wide node starts with a binary
 //! node's two children and repeatedly replaces the interior child with the largest surface area by its
-//! two children, until it has four or only leaves remain (the surface area heuristic's choice: the
+//! two children, until it has `W` or only leaves remain (the surface area heuristic's choice: the
 //! largest box is the one most rays enter). Binary leaves stay leaves. The builder therefore still sees
 //! only boxes and centroids ([`super::Bvh::build`]).
 //!
 //! ## Layout
-//! [`WideNode`]: the four child boxes in structure-of-arrays rows (`min_x, max_x, min_y, max_y, min_z,
+//! [`WideNode`]: the `W` child boxes in structure-of-arrays rows (`min_x, max_x, min_y, max_y, min_z,
 //! max_z`), then per child an index and a count: `count > 0` is a leaf over positions
 //! `index..index + count` of [`WideBvh::prim_ids`], `count == 0` an interior child at node `index`
 //! (always after its parent: depth-first), and `index == 0, count == 0` an empty lane whose box is
-//! [`Aabb::EMPTY`] (never hit). Every leaf starts at a multiple of [`LANES`] in `prim_ids`, padded with
-//! [`WideBvh::PADDING`], so callers can keep their primitives in blocks of four (the mesh's
+//! [`Aabb::EMPTY`] (never hit). Every leaf starts at a multiple of [`LEAF_ALIGN`] in `prim_ids`, padded
+//! with [`WideBvh::PADDING`], so callers can keep their primitives in blocks of four (the mesh's
 //! [`Tri4`](crate::simd::Tri4) blocks) and a leaf is whole blocks.
 //!
 //! ## Traversal
-//! Ordered and robust like the binary one ([`super::traverse`]): [`crate::simd::box4`] is Ize's
-//! conservative slab test, hit children are pushed farthest first with their entry distances, and a
-//! popped entry is skipped when the leaf closure has shrunk `t_max` below it.
+//! Ordered and robust like the binary one ([`super::traverse`]): [`crate::simd::box4`] /
+//! [`crate::simd::box8`] are Ize's conservative slab test, hit children are pushed farthest first with
+//! their entry distances (and their nodes prefetched), and a popped entry is skipped when the leaf
+//! closure has shrunk `t_max` below it. Width 8 runs the whole loop compiled for AVX when the CPU has
+//! it (runtime detection), else two SSE halves per node; the `force-scalar` feature uses the scalar
+//! twin ([`crate::simd::box_scalar`]).
 
 use std::ops::{ControlFlow, Range};
 
@@ -33,36 +38,41 @@ use glam::Vec3;
 
 use super::traverse::prune_bound;
 use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
-use crate::simd::{box4, prefetch, BoxRay, LANES};
+use crate::simd::{box4, box8, prefetch, BoxHits, BoxRay};
+
+/// Every leaf starts at a multiple of this in [`WideBvh::prim_ids`]: the lane count of the
+/// triangle blocks ([`crate::simd::Tri4`]).
+pub const LEAF_ALIGN: usize = crate::simd::LANES;
 use crate::{Aabb, Ray};
 
 /// One node of a [`WideBvh`]: four child boxes and their references. 128 bytes, two cache lines.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
-pub struct WideNode {
+pub struct WideNode<const W: usize> {
     /// Rows `min_x, max_x, min_y, max_y, min_z, max_z`, one lane per child.
-    pub bounds: [[f32; LANES]; 6],
+    pub bounds: [[f32; W]; 6],
     /// Per child: node index (interior), first position in `prim_ids` (leaf), or 0 (empty lane).
-    pub index: [u32; LANES],
+    pub index: [u32; W],
     /// Per child: primitive count of a leaf, 0 for interior children and empty lanes.
-    pub count: [u32; LANES],
+    pub count: [u32; W],
 }
 
-const _: () = assert!(std::mem::size_of::<WideNode>() == 128);
+const _: () = assert!(std::mem::size_of::<WideNode<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<WideNode<8>>() == 256);
 
-impl WideNode {
+impl<const W: usize> WideNode<W> {
     /// A node with four empty lanes.
     pub const EMPTY: Self = Self {
         bounds: [
-            [f32::INFINITY; LANES],
-            [f32::NEG_INFINITY; LANES],
-            [f32::INFINITY; LANES],
-            [f32::NEG_INFINITY; LANES],
-            [f32::INFINITY; LANES],
-            [f32::NEG_INFINITY; LANES],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
         ],
-        index: [0; LANES],
-        count: [0; LANES],
+        index: [0; W],
+        count: [0; W],
     };
 
     /// The box of child `lane` ([`Aabb::EMPTY`] for an empty lane).
@@ -86,7 +96,7 @@ impl WideNode {
 
     /// The union of the four child boxes.
     pub fn bounds(&self) -> Aabb {
-        (0..LANES).fold(Aabb::EMPTY, |b, lane| b.union(self.child_bounds(lane)))
+        (0..W).fold(Aabb::EMPTY, |b, lane| b.union(self.child_bounds(lane)))
     }
 
     /// `true` when child `lane` is a leaf.
@@ -130,15 +140,17 @@ impl WideRay {
 
 /// A 4-wide BVH (see the [module docs](self)).
 #[derive(Clone, Debug, Default)]
-pub struct WideBvh {
-    pub(crate) nodes: Vec<WideNode>,
+pub struct WideBvh<const W: usize> {
+    pub(crate) nodes: Vec<WideNode<W>>,
     pub(crate) prim_ids: Vec<u32>,
     num_prims: usize,
 }
 
 /// Entries of the traversal stack: every node visit pops one entry and pushes at most four, and the
 /// tree is at most [`MAX_DEPTH`] nodes deep.
-const STACK: usize = 3 * MAX_DEPTH + LANES;
+const fn stack_size(width: usize) -> usize {
+    (width - 1) * MAX_DEPTH + width
+}
 
 /// Node `i`, without a bounds check on the hot path.
 ///
@@ -147,7 +159,7 @@ const STACK: usize = 3 * MAX_DEPTH + LANES;
 /// is private to the crate, and [`WideBvh::validate`] checks the layout in the tests. With the
 /// `force-scalar` feature the access is checked.
 #[inline(always)]
-fn node_at(nodes: &[WideNode], i: usize) -> &WideNode {
+fn node_at<const W: usize>(nodes: &[WideNode<W>], i: usize) -> &WideNode<W> {
     debug_assert!(i < nodes.len());
     #[cfg(not(feature = "force-scalar"))]
     {
@@ -160,7 +172,7 @@ fn node_at(nodes: &[WideNode], i: usize) -> &WideNode {
     }
 }
 
-impl WideBvh {
+impl<const W: usize> WideBvh<W> {
     /// The value of padding positions in [`WideBvh::prim_ids`] (no leaf covers them).
     pub const PADDING: u32 = u32::MAX;
 
@@ -194,7 +206,7 @@ impl WideBvh {
 
     /// Fills wide node `at` with the binary nodes `children` (opened further while there is room).
     fn fill(&mut self, bvh: &Bvh, at: usize, mut children: Vec<usize>) {
-        while children.len() < LANES {
+        while children.len() < W {
             let widest = children
                 .iter()
                 .enumerate()
@@ -213,7 +225,7 @@ impl WideBvh {
             let node = &bvh.nodes[c];
             self.nodes[at].set_child_bounds(lane, node.bounds());
             if node.is_leaf() {
-                let padded = self.prim_ids.len().next_multiple_of(LANES);
+                let padded = self.prim_ids.len().next_multiple_of(LEAF_ALIGN);
                 self.prim_ids.resize(padded, Self::PADDING);
                 self.nodes[at].index[lane] = padded as u32;
                 self.nodes[at].count[lane] = node.count;
@@ -230,12 +242,12 @@ impl WideBvh {
 
     /// The nodes, root first (empty when the BVH holds no primitive).
     #[inline]
-    pub fn nodes(&self) -> &[WideNode] {
+    pub fn nodes(&self) -> &[WideNode<W>] {
         &self.nodes
     }
 
     /// The primitive permutation in leaf order, [`WideBvh::PADDING`] between leaves so that each
-    /// leaf starts at a multiple of [`LANES`].
+    /// leaf starts at a multiple of [`LEAF_ALIGN`].
     #[inline]
     pub fn prim_ids(&self) -> &[u32] {
         &self.prim_ids
@@ -249,23 +261,26 @@ impl WideBvh {
 
     /// The box of the whole tree ([`Aabb::EMPTY`] when empty).
     pub fn bounds(&self) -> Aabb {
-        self.nodes.first().map_or(Aabb::EMPTY, WideNode::bounds)
+        self.nodes
+            .first()
+            .map_or(Aabb::EMPTY, WideNode::<W>::bounds)
     }
 
     /// Visits, near child first, every leaf whose box the ray reaches within `[ray.t_min, t_max]`,
     /// calling `leaf(range, &mut t_max)` with the leaf's positions in [`WideBvh::prim_ids`] (the
-    /// range starts at a multiple of [`LANES`]). The closure may lower `t_max` and returns
+    /// range starts at a multiple of [`LEAF_ALIGN`]). The closure may lower `t_max` and returns
     /// [`ControlFlow::Break`] to stop; `traverse` returns what stopped it. Rays that are not valid
     /// reach nothing.
     ///
     /// ```
     /// use std::ops::ControlFlow;
     /// use raypick::{bvh::{wide::{WideBvh, WideRay}, BuildConfig}, glam::Vec3, Aabb, Ray};
+    /// // (`traverse` needs `Traverse`, implemented for the widths 4 and 8.)
     /// let boxes: Vec<Aabb> = (0..20)
     ///     .map(|i| Aabb::new(Vec3::new(i as f32, 0.0, 0.0), Vec3::new(i as f32 + 0.5, 1.0, 1.0)))
     ///     .collect();
     /// let centroids: Vec<Vec3> = boxes.iter().map(Aabb::center).collect();
-    /// let bvh = WideBvh::build(&boxes, &centroids, BuildConfig::default());
+    /// let bvh = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::default());
     /// let ray = Ray::new(Vec3::new(-1.0, 0.5, 0.5), Vec3::X);
     /// let mut reached = Vec::new();
     /// let _ = bvh.traverse(&WideRay::new(&ray), ray.t_max, |range, _t_max| {
@@ -279,24 +294,26 @@ impl WideBvh {
     pub fn traverse<F>(&self, ray: &WideRay, t_max: f32, leaf: F) -> ControlFlow<()>
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        Self: Traverse,
     {
         self.traverse_prefetching(ray, t_max, leaf, |_| {})
     }
 
-    /// [`WideBvh::traverse`], also calling `deferred_leaf(range)` when a leaf is hit but put on the
-    /// stack behind a nearer child: the caller can prefetch the leaf's primitives
-    /// ([`crate::simd::prefetch`]) so they are in cache when the leaf's turn comes.
-    #[inline]
-    pub fn traverse_prefetching<F, P>(
+    /// The traversal loop, with the node test `boxes` ([`crate::simd::box4`], [`crate::simd::box8`]
+    /// or a twin): inlined into each width's entry point ([`Traverse`]).
+    #[inline(always)]
+    fn traverse_with<F, P, B>(
         &self,
         ray: &WideRay,
         mut t_max: f32,
         mut leaf: F,
         deferred_leaf: P,
+        boxes: B,
     ) -> ControlFlow<()>
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
         P: Fn(Range<usize>),
+        B: Fn(&[[f32; W]; 6], &BoxRay, f32) -> BoxHits<W>,
     {
         if !ray.valid || self.nodes.is_empty() {
             return ControlFlow::Continue(());
@@ -305,11 +322,12 @@ impl WideBvh {
         let mut prune = prune_bound(t_max);
         // Deferred children: (index, count, entry distance). An `ArrayVec` rather than an array: a
         // zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
-        let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
+        let mut stack: ArrayVec<(u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
+        debug_assert!(stack_size(W) <= stack.capacity());
         let mut index = 0usize;
         loop {
             let node = node_at(nodes, index);
-            let hits = box4(&node.bounds, &ray.boxes, prune);
+            let hits = boxes(&node.bounds, &ray.boxes, prune);
             let mut mask = hits.mask;
             if mask != 0 && mask & (mask - 1) == 0 {
                 // One child: no stack traffic.
@@ -323,7 +341,7 @@ impl WideBvh {
                 prune = prune_bound(t_max);
             } else if mask != 0 {
                 // Push the hit children, then sort the pushed entries farthest first (insertion
-                // sort of at most four), so the nearest is popped next.
+                // sort of at most W), so the nearest is popped next.
                 let base = stack.len();
                 while mask != 0 {
                     let lane = mask.trailing_zeros() as usize;
@@ -375,7 +393,7 @@ impl WideBvh {
             "WideBvh::refit: one box per primitive"
         );
         for i in (0..self.nodes.len()).rev() {
-            for lane in 0..LANES {
+            for lane in 0..W {
                 let node = &self.nodes[i];
                 let bounds = if node.is_leaf(lane) {
                     let first = node.index[lane] as usize;
@@ -407,7 +425,7 @@ impl WideBvh {
         while let Some((i, d)) = stack.pop() {
             let node = &self.nodes[i];
             cost += node.bounds().surface_area() as f64;
-            for lane in 0..LANES {
+            for lane in 0..W {
                 if node.is_leaf(lane) {
                     leaves += 1;
                     depth = depth.max(d + 1);
@@ -438,7 +456,7 @@ impl WideBvh {
             } else {
                 0.0
             },
-            memory_bytes: self.nodes.capacity() * std::mem::size_of::<WideNode>()
+            memory_bytes: self.nodes.capacity() * std::mem::size_of::<WideNode<W>>()
                 + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
         }
     }
@@ -446,7 +464,7 @@ impl WideBvh {
     /// Checks every structural invariant against the primitives' current `boxes` (indexed by
     /// primitive id): each primitive id once in `prim_ids` and every other position padding; interior
     /// children after their parent and reached once; no deeper than [`MAX_DEPTH`]; leaves non-empty,
-    /// starting at a multiple of [`LANES`], covering each id's position once; empty lanes with empty
+    /// starting at a multiple of [`LEAF_ALIGN`], covering each id's position once; empty lanes with empty
     /// boxes; child boxes holding their node's children and leaf boxes their primitives' boxes.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
         let prims = self.num_prims;
@@ -495,12 +513,12 @@ impl WideBvh {
                 });
             }
             let node = &self.nodes[i];
-            for lane in 0..LANES {
+            for lane in 0..W {
                 let bounds = node.child_bounds(lane);
                 let (index, count) = (node.index[lane] as usize, node.count[lane] as usize);
                 if node.is_leaf(lane) {
                     let (first, end) = (index, index + count);
-                    if first % LANES != 0
+                    if first % LEAF_ALIGN != 0
                         || end > positions
                         || covered[first..end].iter().any(|&c| c)
                     {
@@ -532,7 +550,7 @@ impl WideBvh {
                         });
                     }
                     let child = &self.nodes[index];
-                    if (0..LANES).any(|l| !bounds.contains(&child.child_bounds(l))) {
+                    if (0..W).any(|l| !bounds.contains(&child.child_bounds(l))) {
                         return Err(ValidationError::ChildOutside {
                             parent: i,
                             child: index,
@@ -557,6 +575,88 @@ impl WideBvh {
             return Err(ValidationError::Uncovered { position });
         }
         Ok(())
+    }
+}
+
+/// The width-specific entry point of the traversal: the node test each width uses.
+pub trait Traverse {
+    /// [`WideBvh::traverse`], also calling `deferred_leaf(range)` when a leaf is hit but put on the
+    /// stack behind a nearer child: the caller can prefetch the leaf's primitives
+    /// ([`crate::simd::prefetch`]) so they are in cache when the leaf's turn comes.
+    fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>);
+}
+
+impl Traverse for WideBvh<4> {
+    #[inline]
+    fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        self.traverse_with(ray, t_max, leaf, deferred_leaf, box4)
+    }
+}
+
+impl Traverse for WideBvh<8> {
+    /// With AVX (checked once per process by `is_x86_feature_detected!`, a cached load) the whole
+    /// loop is compiled for AVX and tests the eight boxes in one go; otherwise two SSE halves.
+    #[inline]
+    fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { self.traverse_avx(ray, t_max, leaf, deferred_leaf) };
+        }
+        self.traverse_with(ray, t_max, leaf, deferred_leaf, box8)
+    }
+}
+
+impl WideBvh<8> {
+    /// The traversal compiled with AVX enabled (the leaf closure is inlined into it too).
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[target_feature(enable = "avx")]
+    unsafe fn traverse_avx<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        self.traverse_with(ray, t_max, leaf, deferred_leaf, |bounds, r, t| {
+            crate::simd::box8_avx(bounds, r, t)
+        })
     }
 }
 
@@ -586,10 +686,18 @@ mod tests {
 
     #[test]
     fn collapsed_trees_are_valid_for_every_size_and_preset() {
+        collapsed_trees_are_valid_for_every_size_and_preset_w::<4>();
+        collapsed_trees_are_valid_for_every_size_and_preset_w::<8>();
+    }
+
+    fn collapsed_trees_are_valid_for_every_size_and_preset_w<const W: usize>()
+    where
+        WideBvh<W>: Traverse,
+    {
         for n in [0, 1, 2, 3, 4, 5, 9, 17, 100, 1000] {
             for (name, config) in BuildConfig::PRESETS {
                 let (boxes, centroids) = random_boxes(n, n as u64);
-                let wide = WideBvh::build(&boxes, &centroids, config);
+                let wide = WideBvh::<W>::build(&boxes, &centroids, config);
                 assert_eq!(wide.validate(&boxes), Ok(()), "n={n} {name}");
                 assert_eq!(wide.num_prims(), n);
                 if n > 0 {
@@ -610,9 +718,17 @@ mod tests {
 
     #[test]
     fn collapsing_shortens_the_tree() {
+        collapsing_shortens_the_tree_w::<4>();
+        collapsing_shortens_the_tree_w::<8>();
+    }
+
+    fn collapsing_shortens_the_tree_w<const W: usize>()
+    where
+        WideBvh<W>: Traverse,
+    {
         let (boxes, centroids) = random_boxes(5000, 3);
         let binary = Bvh::build(&boxes, &centroids, BuildConfig::BALANCED);
-        let wide = WideBvh::from_binary(&binary);
+        let wide = WideBvh::<W>::from_binary(&binary);
         let (b, w) = (binary.stats(), wide.stats());
         assert_eq!(b.leaves, w.leaves);
         assert!(
@@ -631,12 +747,20 @@ mod tests {
 
     #[test]
     fn traversal_reaches_exactly_the_leaves_of_the_binary_bvh() {
+        traversal_reaches_exactly_the_leaves_of_the_binary_bvh_w::<4>();
+        traversal_reaches_exactly_the_leaves_of_the_binary_bvh_w::<8>();
+    }
+
+    fn traversal_reaches_exactly_the_leaves_of_the_binary_bvh_w<const W: usize>()
+    where
+        WideBvh<W>: Traverse,
+    {
         // Same boxes, same conservative slab test: both trees must report the same primitives
         // (reached through leaves whose boxes the ray touches) for rays in every direction,
         // including axis-parallel ones (infinite 1/dir).
         let (boxes, centroids) = random_boxes(3000, 4);
         let binary = Bvh::build(&boxes, &centroids, BuildConfig::BALANCED);
-        let wide = WideBvh::from_binary(&binary);
+        let wide = WideBvh::<W>::from_binary(&binary);
         let mut rng = Pcg64::seed_from_u64(5);
         for k in 0..2000 {
             let origin = Vec3::new(
@@ -675,9 +799,9 @@ mod tests {
     }
 
     /// Every lane box equals the union of what is under it (refit leaves no slack).
-    fn assert_tight(wide: &WideBvh, boxes: &[Aabb]) {
+    fn assert_tight<const W: usize>(wide: &WideBvh<W>, boxes: &[Aabb]) {
         for node in &wide.nodes {
-            for lane in 0..LANES {
+            for lane in 0..W {
                 let expected = if node.is_leaf(lane) {
                     let first = node.index[lane] as usize;
                     wide.prim_ids[first..first + node.count[lane] as usize]
@@ -695,8 +819,16 @@ mod tests {
 
     #[test]
     fn refit_gives_tight_boxes_and_stays_valid() {
+        refit_gives_tight_boxes_and_stays_valid_w::<4>();
+        refit_gives_tight_boxes_and_stays_valid_w::<8>();
+    }
+
+    fn refit_gives_tight_boxes_and_stays_valid_w<const W: usize>()
+    where
+        WideBvh<W>: Traverse,
+    {
         let (boxes, centroids) = random_boxes(2000, 6);
-        let mut wide = WideBvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut wide = WideBvh::<W>::build(&boxes, &centroids, BuildConfig::BALANCED);
         assert_tight(&wide, &boxes);
         let built = wide.nodes.clone();
         wide.refit(&boxes);
@@ -720,14 +852,22 @@ mod tests {
 
     #[test]
     fn validate_names_each_corruption() {
+        validate_names_each_corruption_w::<4>();
+        validate_names_each_corruption_w::<8>();
+    }
+
+    fn validate_names_each_corruption_w<const W: usize>()
+    where
+        WideBvh<W>: Traverse,
+    {
         let (boxes, centroids) = random_boxes(300, 7);
-        let wide = WideBvh::build(&boxes, &centroids, BuildConfig::FAST);
+        let wide = WideBvh::<W>::build(&boxes, &centroids, BuildConfig::FAST);
         assert_eq!(wide.validate(&boxes), Ok(()));
-        let leaf_at = |w: &WideBvh| {
+        let leaf_at = |w: &WideBvh<W>| {
             w.nodes
                 .iter()
                 .enumerate()
-                .find_map(|(i, n)| (0..LANES).find(|&l| n.is_leaf(l)).map(|l| (i, l)))
+                .find_map(|(i, n)| (0..W).find(|&l| n.is_leaf(l)).map(|l| (i, l)))
                 .unwrap()
         };
 
@@ -750,7 +890,7 @@ mod tests {
 
         let mut dup = wide.clone();
         let real: Vec<usize> = (0..dup.prim_ids.len())
-            .filter(|&p| dup.prim_ids[p] != WideBvh::PADDING)
+            .filter(|&p| dup.prim_ids[p] != WideBvh::<W>::PADDING)
             .collect();
         dup.prim_ids[real[0]] = dup.prim_ids[real[1]];
         assert!(matches!(
@@ -759,11 +899,9 @@ mod tests {
         ));
 
         let mut backwards = wide.clone();
-        let lane = (0..LANES)
-            .find(|&l| backwards.nodes[0].is_interior(l))
-            .unwrap();
+        let lane = (0..W).find(|&l| backwards.nodes[0].is_interior(l)).unwrap();
         let child = backwards.nodes[0].index[lane] as usize;
-        let grand = (0..LANES).find(|&l| backwards.nodes[child].is_interior(l));
+        let grand = (0..W).find(|&l| backwards.nodes[child].is_interior(l));
         if let Some(g) = grand {
             backwards.nodes[child].index[g] = child as u32;
             assert!(matches!(

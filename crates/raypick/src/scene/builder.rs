@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use glam::{Affine3A, Vec3};
 
+use super::MeshBvh;
 use super::{
     mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
     MeshAccel, Scene, Spheres, SpheresAccel, TriMesh,
 };
-use crate::bvh::wide::WideBvh;
 use crate::bvh::{BuildConfig, Bvh};
 use crate::Aabb;
 
@@ -280,7 +280,7 @@ pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
     let mut accel = MeshAccel {
         offset,
         blocks: Vec::new(),
-        bvh: WideBvh::build(&boxes, &centroids, config),
+        bvh: MeshBvh::build(&boxes, &centroids, config),
     };
     accel.store(&tris);
     accel

@@ -84,6 +84,9 @@ pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 
 use crate::bvh::wide::WideBvh;
+
+/// The BVH of meshes: 8-wide (AVX when the CPU has it, else two SSE halves per node).
+pub(crate) type MeshBvh = WideBvh<8>;
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;
@@ -127,7 +130,7 @@ struct MeshAccel {
     /// Lane `i % 4` of `blocks[i / 4]` is triangle `bvh.prim_ids()[i]` (its id in `ids`), vertices
     /// minus `offset` (padding positions hold degenerate triangles that no leaf covers).
     blocks: Vec<Tri4>,
-    bvh: WideBvh,
+    bvh: MeshBvh,
 }
 
 impl MeshAccel {
@@ -145,7 +148,7 @@ impl MeshAccel {
         self.blocks
             .resize(self.bvh.prim_ids().len().div_ceil(LANES), Tri4::ZERO);
         for (slot, &p) in self.bvh.prim_ids().iter().enumerate() {
-            if p != WideBvh::PADDING {
+            if p != MeshBvh::PADDING {
                 let block = &mut self.blocks[slot / LANES];
                 block.set(slot % LANES, tris[p as usize]);
                 block.ids[slot % LANES] = p;

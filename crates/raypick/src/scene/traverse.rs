@@ -7,8 +7,9 @@ use std::ops::ControlFlow;
 use glam::Vec3;
 
 use super::hit::RawHit;
+use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
-use crate::bvh::wide::{WideBvh, WideRay};
+use crate::bvh::wide::{Traverse, WideRay};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
@@ -157,7 +158,7 @@ impl MeshAccel {
             Mode::BruteForce => {
                 let wray = WatertightRay::new(&ray_local);
                 for (slot, &prim) in self.bvh.prim_ids().iter().enumerate() {
-                    if prim == WideBvh::PADDING {
+                    if prim == MeshBvh::PADDING {
                         continue;
                     }
                     if let Some(h) = test(&wray, slot) {
