@@ -17,7 +17,8 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
   all-threads rows split the batch over threads by hand, as in the anchors);
 - checks that all engines agree with raypick on hit/miss and on the nearest triangle (rays that
   differ are checked in f64: a ray grazing an edge may go either way);
-- prints the Mrays/s table and the ratios raypick / engine.
+- prints the Mrays/s table, build times, memory per triangle (the growth of the process's resident
+  memory during each engine's build: an estimate) and the ratios raypick / engine.
 """
 
 import argparse
@@ -40,6 +41,15 @@ SHARED = REPO.parent / "shared"
 MESH = SHARED / "data" / "obj" / "stanford-bunny.obj"
 OUT = HERE / "out"
 ALL = os.cpu_count() or 1
+
+
+def rss_bytes():
+    """Resident set size of this process (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def log(*a):
@@ -185,15 +195,15 @@ class Trimesh:
 # ---- workload ---------------------------------------------------------------------------------
 
 
-def ray_sets(n):
+def ray_sets(n, mesh=MESH):
     OUT.mkdir(parents=True, exist_ok=True)
-    prefix = OUT / "stanford-bunny"
+    prefix = OUT / Path(mesh).stem
     files = {k: Path(f"{prefix}.{k}.rays") for k in ("incoherent", "primary")}
     if not all(p.exists() for p in files.values()):
         sys.path.insert(0, str(SHARED / "tools"))
         import make_rays
 
-        make_rays.main(str(MESH), str(prefix))
+        make_rays.main(str(mesh), str(prefix))
     sets = {}
     for k, p in files.items():
         rays = np.fromfile(p, "<f4").reshape(-1, 6)
@@ -254,6 +264,7 @@ def main():
     ap.add_argument("--build", action="store_true", help="build and install raypick in release first (maturin)")
     ap.add_argument("--no-install", action="store_true", help="do not pip-install missing engines")
     ap.add_argument("--engines", default="raypick,embree,open3d,trimesh")
+    ap.add_argument("--mesh", type=Path, default=MESH, help="OBJ to cast against (all its meshes as one soup; default: the bunny)")
     args = ap.parse_args()
 
     if args.build:
@@ -266,11 +277,13 @@ def main():
     if getattr(raypick._raypick, "__debug_build__", False):
         log("WARNING: raypick is a debug build; figures are not representative (use --build)")
 
-    loaded = raypick.load(MESH)
-    v, f = loaded.mesh_arrays(0)
-    f = f.astype(np.int64)
-    sets = ray_sets(args.rays)
-    log(f"{MESH.name}: {len(v)} vertices, {len(f)} triangles; " + ", ".join(f"{len(r)} {k}" for k, r in sets.items()))
+    loaded = raypick.load(args.mesh)
+    parts = [loaded.mesh_arrays(g) for g in range(len(loaded)) if loaded.geometry_kind(g) == "mesh"]
+    offsets = np.cumsum([0] + [len(pv) for pv, _ in parts])
+    v = np.ascontiguousarray(np.concatenate([pv for pv, _ in parts]))
+    f = np.concatenate([pf.astype(np.int64) + o for (_, pf), o in zip(parts, offsets)])
+    sets = ray_sets(args.rays, args.mesh)
+    log(f"{args.mesh.name}: {len(v)} vertices, {len(f)} triangles; " + ", ".join(f"{len(r)} {k}" for k, r in sets.items()))
 
     wanted = args.engines.split(",")
     engines, skipped = [], []
@@ -291,7 +304,10 @@ def main():
             log(f"skipping {key}: {why}")
             continue
         try:
-            engines.append(cls(mod, v, f))
+            rss0 = rss_bytes()
+            engine = cls(mod, v, f)
+            engine.rss_bytes = rss_bytes() - rss0
+            engines.append(engine)
         except Exception as e:  # an engine that cannot build this mesh is reported, not fatal
             skipped.append((key, f"{type(e).__name__}: {e}"))
 
@@ -326,15 +342,18 @@ def main():
       f"{len(f)} triangles; {', '.join(f'{len(r):,} {k}' for k, r in sets.items())} rays; median of {args.repeat} interleaved runs after a warm-up.")
     p("")
     cols = [(q, s, t) for q in ("closest", "occluded") for t in (1, ALL) for s in sets]
-    head = "| engine | version | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " | build ms |"
+    head = "| engine | version | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " | build ms | memory B/tri |"
     p(head)
-    p("|" + "---|" * 2 + "---:|" * (len(cols) + 1))
+    p("|" + "---|" * 2 + "---:|" * (len(cols) + 2))
     for e in engines:
         cells = []
         for q, s, t in cols:
             r = results.get((e.name, q, s, t))
             cells.append("–" if r is None else f"{len(sets[s]) / r[0] / 1e6:.2f}")
-        p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} |")
+        p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} | {e.rss_bytes / len(f):.0f} |")
+    p("")
+    p("memory B/tri: growth of the process's resident memory while the engine built its scene, per triangle")
+    p("(its copy of the mesh, the BVH, and whatever its allocator kept from the build): an estimate.")
     p("")
     p("Ratios raypick / engine (> 1: raypick is faster):")
     p("")

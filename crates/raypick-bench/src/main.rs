@@ -203,6 +203,18 @@ fn main() -> Result<()> {
         );
     }
     println!();
+    for b in &built {
+        if let Some(bytes) = b.engine.memory_bytes() {
+            println!(
+                "- {} memory: {:.1} bytes per triangle ({:.2} MB: acceleration structure and the \
+                 mesh it keeps)",
+                b.engine.kind().name(),
+                bytes as f64 / mesh.num_triangles() as f64,
+                bytes as f64 / 1e6
+            );
+        }
+    }
+    println!();
     println!(
         "(×) = {0} / engine: for build times below 1 means {0} builds faster, for throughput \
          (below) above 1 means {0} casts faster.",

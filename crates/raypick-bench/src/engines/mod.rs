@@ -56,12 +56,18 @@ pub trait Engine: Send + Sync {
 
     /// Whether each ray hits anything, into `out` (same length as `rays`), on the current rayon pool.
     fn any_batch(&self, rays: &[Ray], out: &mut [bool]);
+
+    /// Heap bytes the engine keeps for the mesh (acceleration structure and its copies of the
+    /// geometry), when it can tell.
+    fn memory_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The engines this binary knows, in the order the report lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineKind {
-    /// raypick: its `Scene` (binned-SAH BVH, watertight triangle test).
+    /// raypick: its `Scene` (8-wide BVH collapsed from a binned-SAH tree, watertight triangle test).
     Raypick,
     /// obvhs: a compressed 8-wide BVH (CWBVH) from its PLOC builder, `medium_build` preset.
     Obvhs,

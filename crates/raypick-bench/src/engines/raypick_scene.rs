@@ -65,6 +65,16 @@ impl Engine for RaypickEngine {
         }
     }
 
+    fn memory_bytes(&self) -> Option<usize> {
+        let mesh = match self.scene.geometry(0)? {
+            raypick::Geometry::Mesh(m) => {
+                std::mem::size_of_val(m.vertices()) + std::mem::size_of_val(m.indices())
+            }
+            _ => 0,
+        };
+        Some(self.scene.accel_memory_bytes() + mesh)
+    }
+
     fn any_batch(&self, rays: &[Ray], out: &mut [bool]) {
         self.scene
             .occluded_batch_into(rays, &QueryOptions::default(), out);
