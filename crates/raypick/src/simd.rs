@@ -4,15 +4,20 @@
 //! each lane, so the SIMD version returns bit-identical results (Rust never fuses a multiply and an
 //! add on its own, and both versions avoid `mul_add`). The tests at the bottom compare the two on
 //! random and adversarial inputs (NaN, ±∞, signed zeros). With the `force-scalar` feature, or on a
-//! target without SSE2, the twins are the only code; CI runs the whole suite both ways.
+//! target other than x86-64, the twins are the only code; CI runs the engine's unit, scene and BVH
+//! tests both ways.
 //!
-//! Two routines, both four lanes wide (SSE2, part of the x86-64 baseline, so no runtime detection is
-//! needed; the crate's only `unsafe` blocks besides the BVHs' unchecked node reads are here):
-//! - [`box4`]: the conservative slab test of one ray against the four child boxes of a
-//!   [`WideNode`](crate::bvh::wide::WideNode) (Ize, "Robust BVH Ray Traversal", JCGT 2013);
+//! The routines (SSE2 is part of the x86-64 baseline and needs no detection; AVX is detected at run
+//! time by the caller, see [`crate::bvh::wide`]). The crate's only `unsafe` blocks besides the BVHs'
+//! unchecked node reads and the AVX dispatch are here, each with its `// SAFETY:` comment:
+//! - [`box4`], [`box8`] (two SSE halves) and [`box8_avx`]: the conservative slab test of one ray
+//!   against the child boxes of a [`WideNode`](crate::bvh::wide::WideNode) (Ize, "Robust BVH Ray
+//!   Traversal", JCGT 2013); twin [`box_scalar`];
 //! - [`tri4_candidates`]: the 2-D edge-function sign test of the watertight kernel (Woop, Benthin,
 //!   Wald, "Watertight Ray/Triangle Intersection", JCGT 2013) on a [`Tri4`] block, which rejects the
-//!   triangles the ray's line misses; the lanes it keeps go through the scalar kernel, which decides.
+//!   triangles the ray's line misses; the lanes it keeps go through the scalar kernel, which decides;
+//!   twin [`tri4_candidates_scalar`];
+//! - [`prefetch`]: a cache hint (no twin needed: it changes no result).
 //!
 //! ## `min` / `max` and NaN
 //! `MINPS(a, b)` / `MAXPS(a, b)` return `b` when either operand is NaN (and `b` for equal operands,
@@ -21,7 +26,7 @@
 //! on a slab plane of an axis the ray is parallel to) leaves the bound alone: that axis constrains
 //! nothing, as [`crate::Aabb::intersect_slabs`] decides.
 
-/// Lanes of every routine here (children per wide node, triangles per [`Tri4`]).
+/// Lanes of the 4-wide routines (triangles per [`Tri4`], children of a 4-wide node).
 pub const LANES: usize = 4;
 
 /// Four triangles in structure-of-arrays form: `v[k][axis][lane]` is coordinate `axis` of vertex

@@ -14,7 +14,7 @@
 //! | [`traverse`] | [`BvhRay`] and ordered (near-first) traversal with a fixed-size stack |
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
-//! | [`wide`] | [`wide::WideBvh`]: the 4-wide BVH collapsed from the binary one, SIMD box tests (meshes use it) |
+//! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests (meshes use width 8) |
 //! | [`stats`] | [`BvhStats`]: node and leaf counts, depth, leaf sizes, SAH cost, memory |
 //!
 //! ## References

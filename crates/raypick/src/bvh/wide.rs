@@ -138,7 +138,7 @@ impl WideRay {
     }
 }
 
-/// A 4-wide BVH (see the [module docs](self)).
+/// A `W`-wide BVH, `W` = 4 or 8 (see the [module docs](self)).
 #[derive(Clone, Debug, Default)]
 pub struct WideBvh<const W: usize> {
     pub(crate) nodes: Vec<WideNode<W>>,
