@@ -447,6 +447,34 @@ mod tests {
         }
     }
 
+    /// Random rows of `W` boxes (one lane made empty, as the wide BVH pads its nodes, with
+    /// probability `empty`), a random ray and a random `t_max`.
+    fn random_box_case<const W: usize>(
+        rng: &mut Pcg64,
+        empty: f64,
+    ) -> ([[f32; W]; 6], BoxRay, f32) {
+        let mut bounds = [[0.0; W]; 6];
+        for row in &mut bounds {
+            for x in row.iter_mut() {
+                *x = float(rng);
+            }
+        }
+        if rng.gen_bool(empty) {
+            let lane = rng.gen_range(0..W);
+            for axis in 0..3 {
+                bounds[2 * axis][lane] = f32::INFINITY;
+                bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
+            }
+        }
+        let ray = box_ray(rng);
+        let t_max = if rng.gen_bool(0.5) {
+            f32::INFINITY
+        } else {
+            float(rng)
+        };
+        (bounds, ray, t_max)
+    }
+
     fn same_bits(a: &[f32], b: &[f32], mask: u32) -> bool {
         a.iter()
             .zip(b)
@@ -458,26 +486,7 @@ mod tests {
     fn box4_equals_its_scalar_twin_on_random_and_special_values() {
         let mut rng = Pcg64::seed_from_u64(11);
         for _ in 0..200_000 {
-            let mut bounds = [[0.0; LANES]; 6];
-            for row in &mut bounds {
-                for x in row.iter_mut() {
-                    *x = float(&mut rng);
-                }
-            }
-            if rng.gen_bool(0.2) {
-                // An empty lane, as the wide BVH pads its nodes.
-                let lane = rng.gen_range(0..LANES);
-                for axis in 0..3 {
-                    bounds[2 * axis][lane] = f32::INFINITY;
-                    bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
-                }
-            }
-            let ray = box_ray(&mut rng);
-            let t_max = if rng.gen_bool(0.5) {
-                f32::INFINITY
-            } else {
-                float(&mut rng)
-            };
+            let (bounds, ray, t_max) = random_box_case::<LANES>(&mut rng, 0.2);
             let simd = box4(&bounds, &ray, t_max);
             let scalar = box4_scalar(&bounds, &ray, t_max);
             assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
@@ -491,23 +500,7 @@ mod tests {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         let avx = std::arch::is_x86_feature_detected!("avx");
         for _ in 0..100_000 {
-            let mut bounds = [[0.0; 8]; 6];
-            for row in &mut bounds {
-                for x in row.iter_mut() {
-                    *x = float(&mut rng);
-                }
-            }
-            let lane = rng.gen_range(0..8);
-            for axis in 0..3 {
-                bounds[2 * axis][lane] = f32::INFINITY;
-                bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
-            }
-            let ray = box_ray(&mut rng);
-            let t_max = if rng.gen_bool(0.5) {
-                f32::INFINITY
-            } else {
-                float(&mut rng)
-            };
+            let (bounds, ray, t_max) = random_box_case::<8>(&mut rng, 1.0);
             let scalar = box_scalar(&bounds, &ray, t_max);
             let simd = box8(&bounds, &ray, t_max);
             assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");

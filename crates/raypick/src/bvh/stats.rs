@@ -24,54 +24,87 @@ pub struct BvhStats {
     pub memory_bytes: usize,
 }
 
+/// What a walk over a tree accumulates for [`BvhStats`] (shared by the binary and the wide BVH).
+#[derive(Default)]
+pub(crate) struct Tally {
+    leaves: usize,
+    depth: usize,
+    histogram: Vec<usize>,
+    /// Σ interior area + Σ leaf area · primitives.
+    cost: f64,
+}
+
+impl Tally {
+    /// A leaf of `prims` primitives, box area `area`, at depth `depth`.
+    pub(crate) fn leaf(&mut self, prims: usize, area: f32, depth: usize) {
+        self.leaves += 1;
+        self.depth = self.depth.max(depth);
+        if self.histogram.len() <= prims {
+            self.histogram.resize(prims + 1, 0);
+        }
+        self.histogram[prims] += 1;
+        self.cost += area as f64 * prims as f64;
+    }
+
+    /// A node visit (box tests) of cost `area`.
+    pub(crate) fn interior(&mut self, area: f32) {
+        self.cost += area as f64;
+    }
+
+    /// The statistics of a tree of `nodes` nodes over `prims` primitives.
+    pub(crate) fn finish(
+        self,
+        nodes: usize,
+        prims: usize,
+        root_area: f32,
+        memory_bytes: usize,
+    ) -> BvhStats {
+        BvhStats {
+            nodes,
+            leaves: self.leaves,
+            depth: self.depth,
+            prims,
+            leaf_size_histogram: self.histogram,
+            mean_leaf_size: if self.leaves == 0 {
+                0.0
+            } else {
+                prims as f32 / self.leaves as f32
+            },
+            sah_cost: if root_area > 0.0 {
+                (self.cost / root_area as f64) as f32
+            } else {
+                0.0
+            },
+            memory_bytes,
+        }
+    }
+}
+
 impl Bvh {
     /// Computes the statistics (one pass over the nodes).
     pub fn stats(&self) -> BvhStats {
-        let mut leaves = 0;
-        let mut depth = 0;
-        let mut histogram = Vec::new();
-        let mut cost = 0.0f64;
-        let root_area = self.bounds().surface_area() as f64;
+        let mut tally = Tally::default();
         let mut stack = Vec::new();
         if !self.nodes.is_empty() {
             stack.push((0usize, 1usize));
         }
         while let Some((i, d)) = stack.pop() {
             let node: &Node = &self.nodes[i];
-            let area = node.bounds().surface_area() as f64;
+            let area = node.bounds().surface_area();
             if node.is_leaf() {
-                leaves += 1;
-                depth = depth.max(d);
-                let n = node.count as usize;
-                if histogram.len() <= n {
-                    histogram.resize(n + 1, 0);
-                }
-                histogram[n] += 1;
-                cost += area * n as f64;
+                tally.leaf(node.count as usize, area, d);
             } else {
-                cost += area;
+                tally.interior(area);
                 stack.push((i + 1, d + 1));
                 stack.push((node.right_child(), d + 1));
             }
         }
-        BvhStats {
-            nodes: self.nodes.len(),
-            leaves,
-            depth,
-            prims: self.prim_ids.len(),
-            leaf_size_histogram: histogram,
-            mean_leaf_size: if leaves == 0 {
-                0.0
-            } else {
-                self.prim_ids.len() as f32 / leaves as f32
-            },
-            sah_cost: if root_area > 0.0 {
-                (cost / root_area) as f32
-            } else {
-                0.0
-            },
-            memory_bytes: self.nodes.capacity() * std::mem::size_of::<Node>()
+        tally.finish(
+            self.nodes.len(),
+            self.prim_ids.len(),
+            self.bounds().surface_area(),
+            self.nodes.capacity() * std::mem::size_of::<Node>()
                 + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
-        }
+        )
     }
 }

@@ -98,6 +98,28 @@ pub enum ValidationError {
     },
 }
 
+/// Checks that `ids` holds every id in `0..prims` exactly once (shared by the binary and the wide
+/// BVH, whose callers leave out its padding).
+pub(crate) fn check_permutation(
+    ids: impl Iterator<Item = u32>,
+    prims: usize,
+) -> Result<(), ValidationError> {
+    let mut seen = vec![0usize; prims];
+    for p in ids {
+        match seen.get_mut(p as usize) {
+            Some(c) => *c += 1,
+            None => return Err(ValidationError::Permutation { prim: p, count: 1 }),
+        }
+    }
+    match seen.iter().enumerate().find(|(_, &c)| c != 1) {
+        Some((p, &count)) => Err(ValidationError::Permutation {
+            prim: p as u32,
+            count,
+        }),
+        None => Ok(()),
+    }
+}
+
 impl Bvh {
     /// Checks every structural invariant against the primitives' current `boxes` (indexed by
     /// primitive id). See the [module docs](super::validate) for the list.
@@ -118,21 +140,7 @@ impl Bvh {
         if bad_count {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
-        let mut seen = vec![0usize; prims];
-        for &p in &self.prim_ids {
-            match seen.get_mut(p as usize) {
-                Some(c) => *c += 1,
-                None => {
-                    return Err(ValidationError::Permutation { prim: p, count: 1 });
-                }
-            }
-        }
-        if let Some((p, &c)) = seen.iter().enumerate().find(|(_, &c)| c != 1) {
-            return Err(ValidationError::Permutation {
-                prim: p as u32,
-                count: c,
-            });
-        }
+        check_permutation(self.prim_ids.iter().copied(), prims)?;
         if nodes == 0 {
             return Ok(());
         }

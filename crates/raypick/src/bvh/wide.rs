@@ -36,7 +36,9 @@ use std::ops::{ControlFlow, Range};
 use arrayvec::ArrayVec;
 use glam::Vec3;
 
+use super::stats::Tally;
 use super::traverse::prune_bound;
+use super::validate::check_permutation;
 use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
 use crate::simd::{box4, box8, prefetch, BoxHits, BoxRay};
 
@@ -413,52 +415,30 @@ impl<const W: usize> WideBvh<W> {
     /// Shape figures, as for the binary BVH: `nodes` counts wide nodes, `leaves` leaf children,
     /// `sah_cost` charges one 4-wide box test per node visit and one test per primitive.
     pub fn stats(&self) -> BvhStats {
-        let mut leaves = 0;
-        let mut depth = 0;
-        let mut histogram = Vec::new();
-        let mut cost = 0.0f64;
-        let root_area = self.bounds().surface_area() as f64;
+        let mut tally = Tally::default();
         let mut stack = Vec::new();
         if !self.nodes.is_empty() {
             stack.push((0usize, 1usize));
         }
         while let Some((i, d)) = stack.pop() {
             let node = &self.nodes[i];
-            cost += node.bounds().surface_area() as f64;
+            tally.interior(node.bounds().surface_area());
             for lane in 0..W {
                 if node.is_leaf(lane) {
-                    leaves += 1;
-                    depth = depth.max(d + 1);
-                    let n = node.count[lane] as usize;
-                    if histogram.len() <= n {
-                        histogram.resize(n + 1, 0);
-                    }
-                    histogram[n] += 1;
-                    cost += node.child_bounds(lane).surface_area() as f64 * n as f64;
+                    let area = node.child_bounds(lane).surface_area();
+                    tally.leaf(node.count[lane] as usize, area, d + 1);
                 } else if node.is_interior(lane) {
                     stack.push((node.index[lane] as usize, d + 1));
                 }
             }
         }
-        BvhStats {
-            nodes: self.nodes.len(),
-            leaves,
-            depth,
-            prims: self.num_prims,
-            leaf_size_histogram: histogram,
-            mean_leaf_size: if leaves == 0 {
-                0.0
-            } else {
-                self.num_prims as f32 / leaves as f32
-            },
-            sah_cost: if root_area > 0.0 {
-                (cost / root_area) as f32
-            } else {
-                0.0
-            },
-            memory_bytes: self.nodes.capacity() * std::mem::size_of::<WideNode<W>>()
+        tally.finish(
+            self.nodes.len(),
+            self.num_prims,
+            self.bounds().surface_area(),
+            self.nodes.capacity() * std::mem::size_of::<WideNode<W>>()
                 + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
-        }
+        )
     }
 
     /// Checks every structural invariant against the primitives' current `boxes` (indexed by
@@ -478,22 +458,13 @@ impl<const W: usize> WideBvh<W> {
         if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
-        let mut seen = vec![0usize; prims];
-        for &p in &self.prim_ids {
-            if p == Self::PADDING {
-                continue;
-            }
-            match seen.get_mut(p as usize) {
-                Some(c) => *c += 1,
-                None => return Err(ValidationError::Permutation { prim: p, count: 1 }),
-            }
-        }
-        if let Some((p, &c)) = seen.iter().enumerate().find(|(_, &c)| c != 1) {
-            return Err(ValidationError::Permutation {
-                prim: p as u32,
-                count: c,
-            });
-        }
+        check_permutation(
+            self.prim_ids
+                .iter()
+                .copied()
+                .filter(|&p| p != Self::PADDING),
+            prims,
+        )?;
         if nodes == 0 {
             return Ok(());
         }
