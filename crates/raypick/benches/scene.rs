@@ -87,37 +87,42 @@ fn bench(c: &mut Criterion) {
 
     let bounds = mesh.bounds();
     // The SAH's primitive/node cost ratio decides leaf sizes: cheaper primitives mean bigger leaves,
-    // fewer nodes and less memory traffic.
+    // fewer nodes and less memory traffic. Charging per triangle (block 1) or per block of four.
     {
         let rays = incoherent(bounds, 100_000);
         let primary_rays = primary(bounds, 256);
         let mut g = c.benchmark_group("leaf_cost");
         g.sample_size(10);
-        for (isect, max_leaf) in [(1.0, 4), (0.6, 8), (0.4, 8), (0.25, 16)] {
+        for (isect, block, max_leaf) in [(0.3, 1, 8), (0.5, 4, 8), (0.8, 4, 8), (1.2, 4, 8)] {
             let config = BuildConfig {
                 intersection_cost: isect,
+                block_size: block,
                 max_leaf_size: max_leaf,
                 ..BuildConfig::BALANCED
             };
             let (_, scene) = bunny_scene(config);
             let s = scene.geometry_stats(0).unwrap();
             eprintln!(
-                "isect {isect} max_leaf {max_leaf}: {} nodes, mean leaf {:.2}, SAH {:.1}",
+                "isect {isect} block {block} max_leaf {max_leaf}: {} nodes, mean leaf {:.2}, SAH {:.1}",
                 s.nodes, s.mean_leaf_size, s.sah_cost
             );
             g.throughput(Throughput::Elements(rays.len() as u64));
-            g.bench_function(format!("incoherent/isect_{isect}_leaf_{max_leaf}"), |b| {
-                b.iter(|| rays.iter().filter(|r| scene.intersect(r).is_some()).count())
-            });
+            g.bench_function(
+                format!("incoherent/isect_{isect}_block_{block}_leaf_{max_leaf}"),
+                |b| b.iter(|| rays.iter().filter(|r| scene.intersect(r).is_some()).count()),
+            );
             g.throughput(Throughput::Elements(primary_rays.len() as u64));
-            g.bench_function(format!("primary/isect_{isect}_leaf_{max_leaf}"), |b| {
-                b.iter(|| {
-                    primary_rays
-                        .iter()
-                        .filter(|r| scene.intersect(r).is_some())
-                        .count()
-                })
-            });
+            g.bench_function(
+                format!("primary/isect_{isect}_block_{block}_leaf_{max_leaf}"),
+                |b| {
+                    b.iter(|| {
+                        primary_rays
+                            .iter()
+                            .filter(|r| scene.intersect(r).is_some())
+                            .count()
+                    })
+                },
+            );
         }
         g.finish();
     }

@@ -287,3 +287,48 @@ fn the_tree_does_not_depend_on_the_thread_count() {
     assert_eq!(a.nodes(), serial.nodes());
     a.validate(&boxes).unwrap();
 }
+
+#[test]
+fn the_sah_charges_whole_blocks() {
+    // Eight boxes in a row. Charged per primitive (block 1), a leaf of 8 costs 8 tests and two
+    // leaves of 4 cost 1 + about 4: split. Charged per block of 8, the leaf costs one test and any
+    // split at least one visit plus one test per side: keep the leaf.
+    let boxes: Vec<Aabb> = (0..8)
+        .map(|i| {
+            Aabb::new(
+                Vec3::new(i as f32, 0.0, 0.0),
+                Vec3::new(i as f32 + 0.5, 1.0, 1.0),
+            )
+        })
+        .collect();
+    let build = |block_size| {
+        Bvh::build(
+            &boxes,
+            &centroids(&boxes),
+            BuildConfig {
+                block_size,
+                intersection_cost: 1.0,
+                traversal_cost: 1.0,
+                ..BuildConfig::default()
+            },
+        )
+    };
+    assert!(build(1).nodes().len() > 1);
+    assert_eq!(build(8).nodes().len(), 1);
+    // Rounding up: 5 primitives in blocks of 4 cost two tests, as 8 do.
+    let five = &boxes[..5];
+    let leaf_of_five = Bvh::build(
+        five,
+        &centroids(five),
+        BuildConfig {
+            block_size: 4,
+            intersection_cost: 1.0,
+            traversal_cost: 0.01,
+            ..BuildConfig::default()
+        },
+    );
+    assert!(
+        leaf_of_five.nodes().len() > 1,
+        "a split 4 + 1 costs 0.01 + about 1 < 2"
+    );
+}

@@ -138,7 +138,7 @@ impl SceneBuilder {
             top_boxes.push(pad_box(b));
         }
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
-        let top = Bvh::build(&top_boxes, &centroids, config);
+        let top = Bvh::build(&top_boxes, &centroids, one_at_a_time(config));
         let has_instances = self
             .geometries
             .iter()
@@ -160,6 +160,15 @@ fn name_of(g: &Geometry) -> String {
     g.name().unwrap_or_default().to_string()
 }
 
+/// `config` for a BVH whose leaves test one primitive at a time (spheres, the top level): only
+/// meshes test blocks of four ([`BuildConfig::block_size`]).
+fn one_at_a_time(config: BuildConfig) -> BuildConfig {
+    BuildConfig {
+        block_size: 1,
+        ..config
+    }
+}
+
 /// Checks one geometry and builds its acceleration data.
 fn prepare(id: u32, g: &Geometry, config: BuildConfig) -> Result<Accel, BuildError> {
     match g {
@@ -170,7 +179,7 @@ fn prepare(id: u32, g: &Geometry, config: BuildConfig) -> Result<Accel, BuildErr
         Geometry::Spheres(s) => {
             check_spheres(id, g, s)?;
             let boxes = sphere_boxes(s);
-            let bvh = Bvh::build(&boxes, &s.centers, config);
+            let bvh = Bvh::build(&boxes, &s.centers, one_at_a_time(config));
             Ok(Accel::Spheres(SpheresAccel { bvh }))
         }
         Geometry::Instance(inst) => {
