@@ -350,7 +350,7 @@ impl<const W: usize> WideBvh<W> {
                     mask &= mask - 1;
                     let (child, count) = (node.index[lane], node.count[lane]);
                     if count == 0 {
-                        prefetch(node_at(nodes, child as usize));
+                        prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
                     } else {
                         deferred_leaf(child as usize..(child + count) as usize);
                     }
@@ -584,8 +584,11 @@ impl Traverse for WideBvh<4> {
 }
 
 impl Traverse for WideBvh<8> {
-    /// With AVX (checked once per process by `is_x86_feature_detected!`, a cached load) the whole
-    /// loop is compiled for AVX and tests the eight boxes in one go; otherwise two SSE halves.
+    /// The loop is compiled three times and picked at run time (`is_x86_feature_detected!`, a
+    /// cached load): for x86-64-v3 CPUs (AVX2, FMA, BMI; the leaf closure and the kernels it calls
+    /// are compiled for them too when inlined), for AVX-only CPUs, and with two SSE halves per node
+    /// otherwise. All three give the same answers: the box tests are bit-identical
+    /// ([`crate::simd`]), and Rust never fuses a multiply and an add unless asked to.
     #[inline]
     fn traverse_prefetching<F, P>(
         &self,
@@ -599,20 +602,48 @@ impl Traverse for WideBvh<8> {
         P: Fn(Range<usize>),
     {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: the CPU has AVX, checked just above.
-            return unsafe { self.traverse_avx(ray, t_max, leaf, deferred_leaf) };
+        {
+            if crate::simd::has_x86_64_v3() {
+                // SAFETY: the CPU has every feature `traverse_v3` is compiled for, checked just
+                // above.
+                return unsafe { self.traverse_v3(ray, t_max, leaf, deferred_leaf) };
+            }
+            if std::arch::is_x86_feature_detected!("avx") {
+                // SAFETY: the CPU has AVX, checked just above.
+                return unsafe { self.traverse_avx(ray, t_max, leaf, deferred_leaf) };
+            }
         }
         self.traverse_with(ray, t_max, leaf, deferred_leaf, box8)
     }
 }
 
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 impl WideBvh<8> {
-    /// The traversal compiled with AVX enabled (the leaf closure is inlined into it too).
+    /// The traversal compiled for x86-64-v3 (the leaf closure is inlined into it when it can be).
+    ///
+    /// # Safety
+    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
+    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn traverse_v3<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        self.traverse_with(ray, t_max, leaf, deferred_leaf, |bounds, r, t| {
+            crate::simd::box8_avx(bounds, r, t)
+        })
+    }
+
+    /// The traversal compiled with AVX enabled.
     ///
     /// # Safety
     /// The CPU must support AVX.
-    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     #[target_feature(enable = "avx")]
     unsafe fn traverse_avx<F, P>(
         &self,
@@ -766,6 +797,98 @@ mod tests {
             assert_eq!(reached_binary, reached_wide, "{ray:?}");
             // No padding ever reaches the closure, and each prim at most once.
             assert!(reached_wide.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn every_compiled_traversal_visits_the_same_leaves_in_the_same_order() {
+        // The x86-64-v3, AVX, SSE and scalar builds of the 8-wide loop: bit-identical box tests,
+        // so the same leaves in the same order, and the same shrinking t_max.
+        let (boxes, centroids) = random_boxes(3000, 6);
+        let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut rng = Pcg64::seed_from_u64(7);
+        type Visit = fn(&WideBvh<8>, &WideRay, &mut dyn FnMut(Range<usize>, &mut f32));
+        #[cfg_attr(
+            not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+            allow(unused_mut)
+        )]
+        let mut ways: Vec<(&str, Visit)> = vec![
+            ("scalar", |w, r, f| {
+                let _ = w.traverse_with(
+                    r,
+                    f32::INFINITY,
+                    leaf_of(f),
+                    |_| {},
+                    crate::simd::box_scalar::<8>,
+                );
+            }),
+            ("entry", |w, r, f| {
+                let _ = w.traverse_prefetching(r, f32::INFINITY, leaf_of(f), |_| {});
+            }),
+        ];
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            ways.push(("sse", |w, r, f| {
+                let _ = w.traverse_with(r, f32::INFINITY, leaf_of(f), |_| {}, box8);
+            }));
+            if std::arch::is_x86_feature_detected!("avx") {
+                ways.push(("avx", |w, r, f| {
+                    // SAFETY: AVX checked above.
+                    let _ = unsafe { w.traverse_avx(r, f32::INFINITY, leaf_of(f), |_| {}) };
+                }));
+            }
+            if crate::simd::has_x86_64_v3() {
+                ways.push(("v3", |w, r, f| {
+                    // SAFETY: the features were checked above.
+                    let _ = unsafe { w.traverse_v3(r, f32::INFINITY, leaf_of(f), |_| {}) };
+                }));
+            }
+        }
+        let mut total = 0;
+        for k in 0..1000 {
+            let origin = Vec3::new(
+                rng.gen_range(-15.0..15.0),
+                rng.gen_range(-15.0..15.0),
+                rng.gen_range(-15.0..15.0),
+            );
+            let mut dir = Vec3::new(
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+            );
+            if k % 4 == 0 {
+                dir[k / 4 % 3] = 0.0;
+            }
+            let ray = WideRay::new(&Ray::new(origin, dir));
+            let mut seen: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
+            for (name, visit) in &ways {
+                let mut leaves = Vec::new();
+                // Shrink t_max to the entry of every second leaf, as a closest-hit query would.
+                visit(&wide, &ray, &mut |range, t_max| {
+                    leaves.push((range.start, range.end));
+                    if leaves.len() % 2 == 0 {
+                        *t_max = t_max.min(25.0 - leaves.len() as f32);
+                    }
+                });
+                seen.push((name, leaves));
+            }
+            for (name, leaves) in &seen[1..] {
+                assert_eq!(leaves, &seen[0].1, "{name} vs scalar, ray {k}");
+            }
+            total += seen[0].1.len();
+        }
+        assert!(
+            total > 1000,
+            "{total} leaves: the rays should cross the boxes"
+        );
+    }
+
+    fn leaf_of(
+        f: &mut dyn FnMut(Range<usize>, &mut f32),
+    ) -> impl FnMut(Range<usize>, &mut f32) -> ControlFlow<()> + '_ {
+        move |range, t_max| {
+            f(range, t_max);
+            ControlFlow::Continue(())
         }
     }
 

@@ -173,11 +173,14 @@ impl MeshAccel {
                 let mut kernel_ray: Option<(WatertightRay, ShearRay)> = None;
                 let t_max = col.t_max();
                 let prefetch_leaf = |range: std::ops::Range<usize>| {
-                    prefetch(&self.blocks[range.start / LANES]);
+                    prefetch(&self.blocks[range.start / LANES..range.end.div_ceil(LANES)]);
                 };
                 self.bvh.traverse_prefetching(
                     &WideRay::new(&ray_local),
                     t_max,
+                    // Inlined into the traversal loop, so it is compiled for the same CPU features
+                    // (see `Traverse for WideBvh<8>`).
+                    #[inline(always)]
                     |range, t_max| {
                         // A leaf is whole blocks of four (it starts at a multiple of LANES); the
                         // 4-wide prefilter drops the triangles the ray's line misses, the scalar
