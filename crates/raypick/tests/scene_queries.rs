@@ -802,6 +802,18 @@ fn updating_vertices_refits_to_what_a_rebuild_answers() {
     let id = b.add_mesh(mesh.clone());
     b.add_spheres(Spheres::new(vec![Vec3::new(3.0, 0.0, 0.0)], vec![0.5]));
     let mut scene = b.build().unwrap();
+    let scene_vertices = |scene: &raypick::Scene| match scene.geometry(id) {
+        Some(raypick::Geometry::Mesh(m)) => m.vertices().to_vec(),
+        other => panic!("not a mesh: {other:?}"),
+    };
+    // Adding a clone shares the arrays (no copy)...
+    match scene.geometry(id) {
+        Some(raypick::Geometry::Mesh(m)) => {
+            assert_eq!(m.vertices().as_ptr(), mesh.vertices().as_ptr());
+        }
+        other => panic!("not a mesh: {other:?}"),
+    }
+    let original = mesh.vertices().to_vec();
     for step in 1..4 {
         let s = step as f32;
         let moved: Vec<Vec3> = mesh
@@ -816,6 +828,9 @@ fn updating_vertices_refits_to_what_a_rebuild_answers() {
             })
             .collect();
         scene.update_mesh_vertices(id, &moved).unwrap();
+        // ... and an update copies on write: the caller's mesh keeps its vertices.
+        assert_eq!(mesh.vertices(), &original[..]);
+        assert_eq!(scene_vertices(&scene), moved);
         scene.validate().expect("valid after refit");
         let mut fresh = SceneBuilder::new();
         fresh.add_mesh(TriMesh::new(moved.clone(), mesh.indices().to_vec()));

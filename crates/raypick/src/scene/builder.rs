@@ -285,13 +285,15 @@ pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
     } else {
         bounds.center()
     };
-    let (boxes, centroids, tris) = mesh_local_boxes(m, offset);
+    let (boxes, centroids) = mesh_local_boxes(m, offset);
+    let bvh = MeshBvh::build(&boxes, &centroids, config);
+    drop((boxes, centroids));
     let mut accel = MeshAccel {
         offset,
         blocks: Vec::new(),
-        bvh: MeshBvh::build(&boxes, &centroids, config),
+        bvh,
     };
-    accel.store(&tris);
+    accel.store(m);
     accel
 }
 

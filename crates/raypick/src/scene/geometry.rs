@@ -34,6 +34,10 @@ impl BoundingSphere {
 
 /// A triangle mesh: vertices and counter-clockwise-front triangles (see [`crate::geom::triangle`]).
 ///
+/// The arrays are reference-counted: cloning a mesh (to add it to a [`super::SceneBuilder`] while
+/// keeping it, or in bindings that keep their own list of geometries) shares them instead of
+/// copying; [`Scene::update_mesh_vertices`](super::Scene::update_mesh_vertices) copies on write.
+///
 /// ```
 /// use raypick::{glam::Vec3, TriMesh};
 /// let quad = TriMesh::new(
@@ -46,8 +50,8 @@ impl BoundingSphere {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TriMesh {
-    pub(crate) vertices: Vec<Vec3>,
-    pub(crate) indices: Vec<[u32; 3]>,
+    pub(crate) vertices: Arc<Vec<Vec3>>,
+    pub(crate) indices: Arc<Vec<[u32; 3]>>,
     pub(crate) name: Option<String>,
     pub(crate) mask: u32,
 }
@@ -57,8 +61,8 @@ impl TriMesh {
     /// [`super::SceneBuilder::build`].
     pub fn new(vertices: Vec<Vec3>, indices: Vec<[u32; 3]>) -> Self {
         Self {
-            vertices,
-            indices,
+            vertices: Arc::new(vertices),
+            indices: Arc::new(indices),
             name: None,
             mask: u32::MAX,
         }

@@ -142,15 +142,15 @@ impl MeshAccel {
         [0, 1, 2].map(|k| block.vertex(k, lane))
     }
 
-    /// Stores `tris` (local, original order) in BVH order.
-    fn store(&mut self, tris: &[[Vec3; 3]]) {
+    /// Stores the triangles of `mesh` in BVH order, in the frame centred at `self.offset`.
+    fn store(&mut self, mesh: &TriMesh) {
         self.blocks.clear();
         self.blocks
             .resize(self.bvh.prim_ids().len().div_ceil(LANES), Tri4::ZERO);
         for (slot, &p) in self.bvh.prim_ids().iter().enumerate() {
             if p != MeshBvh::PADDING {
                 let block = &mut self.blocks[slot / LANES];
-                block.set(slot % LANES, tris[p as usize]);
+                block.set(slot % LANES, local_triangle(mesh, p, self.offset));
                 block.ids[slot % LANES] = p;
             }
         }
@@ -291,20 +291,21 @@ impl Scene {
     }
 }
 
-/// Boxes and centroids of a mesh's triangles in the frame centred at `offset`, plus the local
-/// triangles (original order). Indices must have been checked.
-fn mesh_local_boxes(mesh: &TriMesh, offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>, Vec<[Vec3; 3]>) {
-    let tris: Vec<[Vec3; 3]> = mesh
-        .indices
-        .iter()
-        .map(|t| t.map(|i| mesh.vertices[i as usize] - offset))
-        .collect();
-    let boxes: Vec<Aabb> = tris
-        .iter()
-        .map(|t| Aabb::from_points(t.iter().copied()))
+/// Triangle `prim` of `mesh` in the frame centred at `offset` (indices must have been checked).
+#[inline]
+fn local_triangle(mesh: &TriMesh, prim: u32, offset: Vec3) -> [Vec3; 3] {
+    mesh.indices[prim as usize].map(|i| mesh.vertices[i as usize] - offset)
+}
+
+/// Boxes and centroids of a mesh's triangles in the frame centred at `offset` (indices must have
+/// been checked). The triangles themselves are not kept: [`MeshAccel::store`] reads them again,
+/// which keeps the build's peak memory down.
+fn mesh_local_boxes(mesh: &TriMesh, offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
+    let boxes: Vec<Aabb> = (0..mesh.indices.len() as u32)
+        .map(|p| Aabb::from_points(local_triangle(mesh, p, offset)))
         .collect();
     let centroids = boxes.iter().map(Aabb::center).collect();
-    (boxes, centroids, tris)
+    (boxes, centroids)
 }
 
 fn sphere_boxes(s: &Spheres) -> Vec<Aabb> {

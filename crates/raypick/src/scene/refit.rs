@@ -37,16 +37,17 @@ impl Scene {
         else {
             return Err(BuildError::NotAMesh { geom });
         };
-        mesh.vertices.copy_from_slice(vertices);
+        std::sync::Arc::make_mut(&mut mesh.vertices).copy_from_slice(vertices);
         let bounds = mesh.bounds();
         accel.offset = if bounds.is_empty() {
             Vec3::ZERO
         } else {
             bounds.center()
         };
-        let (boxes, _, tris) = mesh_local_boxes(mesh, accel.offset);
+        let (boxes, _) = mesh_local_boxes(mesh, accel.offset);
         accel.bvh.refit(&boxes);
-        accel.store(&tris);
+        drop(boxes);
+        accel.store(mesh);
         // The top level: new world boxes for every listed geometry (only this one changed, but the
         // list is short and the refit is one pass).
         let mut world = crate::Aabb::EMPTY;
