@@ -327,40 +327,69 @@ impl<const W: usize> WideBvh<W> {
         let mut stack: ArrayVec<(u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
         debug_assert!(stack_size(W) <= stack.capacity());
         let mut index = 0usize;
+        // Puts child `lane` of `node` on the stack and asks for its data (node or leaf) early.
+        let defer = |stack: &mut ArrayVec<(u32, u32, f32), { stack_size(8) }>,
+                     node: &WideNode<W>,
+                     lane: usize,
+                     t_near: f32| {
+            let (child, count) = (node.index[lane], node.count[lane]);
+            if count == 0 {
+                prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
+            } else {
+                deferred_leaf(child as usize..(child + count) as usize);
+            }
+            stack.push((child, count, t_near));
+        };
         loop {
             let node = node_at(nodes, index);
+            // All four lines at once: the child references (the last line) are read only after
+            // the box test, and would otherwise be a second miss in a row.
+            prefetch(std::slice::from_ref(node));
             let hits = boxes(&node.bounds, &ray.boxes, prune);
             let mut mask = hits.mask;
-            if mask != 0 && mask & (mask - 1) == 0 {
-                // One child: no stack traffic.
-                let lane = mask.trailing_zeros() as usize;
-                if node.count[lane] == 0 {
-                    index = node.index[lane] as usize;
-                    continue;
-                }
-                let first = node.index[lane] as usize;
-                leaf(first..first + node.count[lane] as usize, &mut t_max)?;
-                prune = prune_bound(t_max);
-            } else if mask != 0 {
-                // Push the hit children, then sort the pushed entries farthest first (insertion
-                // sort of at most W), so the nearest is popped next.
-                let base = stack.len();
-                while mask != 0 {
-                    let lane = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
+            if mask != 0 {
+                let first_lane = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                // The child to go on with: the only one, or the nearer of two (the other one is
+                // deferred); three or more are all pushed and sorted.
+                let next_lane = if mask == 0 {
+                    Some(first_lane)
+                } else if mask & (mask - 1) == 0 {
+                    let second_lane = mask.trailing_zeros() as usize;
+                    let (near, far) = if hits.t_near[second_lane] < hits.t_near[first_lane] {
+                        (second_lane, first_lane)
+                    } else {
+                        (first_lane, second_lane)
+                    };
+                    defer(&mut stack, node, far, hits.t_near[far]);
+                    Some(near)
+                } else {
+                    // Push the hit children, then sort the pushed entries farthest first
+                    // (insertion sort of at most W), so the nearest is popped next.
+                    let base = stack.len();
+                    mask |= 1 << first_lane;
+                    while mask != 0 {
+                        let lane = mask.trailing_zeros() as usize;
+                        mask &= mask - 1;
+                        defer(&mut stack, node, lane, hits.t_near[lane]);
+                        let pushed = stack.as_mut_slice();
+                        let mut j = pushed.len() - 1;
+                        while j > base && pushed[j - 1].2 < pushed[j].2 {
+                            pushed.swap(j - 1, j);
+                            j -= 1;
+                        }
+                    }
+                    None
+                };
+                if let Some(lane) = next_lane {
                     let (child, count) = (node.index[lane], node.count[lane]);
                     if count == 0 {
-                        prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
-                    } else {
-                        deferred_leaf(child as usize..(child + count) as usize);
+                        index = child as usize;
+                        continue;
                     }
-                    stack.push((node.index[lane], node.count[lane], hits.t_near[lane]));
-                    let pushed = stack.as_mut_slice();
-                    let mut j = pushed.len() - 1;
-                    while j > base && pushed[j - 1].2 < pushed[j].2 {
-                        pushed.swap(j - 1, j);
-                        j -= 1;
-                    }
+                    let first = child as usize;
+                    leaf(first..first + count as usize, &mut t_max)?;
+                    prune = prune_bound(t_max);
                 }
             }
             // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
