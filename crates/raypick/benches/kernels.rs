@@ -13,7 +13,8 @@ use raypick::geom::triangle::{
     moller_trumbore, plane_barycentric, watertight, Culling, EdgeRule, WatertightRay,
 };
 use raypick::simd::{
-    box4, box4_scalar, tri4_candidates, tri4_candidates_scalar, BoxRay, Tri4, LANES,
+    box4, box4_scalar, tri4_candidates, tri4_candidates_scalar, tri_candidates,
+    tri_candidates_scalar, BoxRay, Tri4, LANES,
 };
 use raypick::{Aabb, Ray};
 
@@ -249,6 +250,26 @@ fn bench(c: &mut Criterion) {
                 let mut n = 0u32;
                 for (ray, q) in shear_rays.iter().zip(&quads) {
                     n += f(&blocks[q / LANES], black_box(ray)).count_ones();
+                }
+                n
+            })
+        });
+    }
+    // Two blocks per call (a leaf of 5 to 8 triangles): one 8-lane AVX pass against the twin. The
+    // element is still one ray, here against eight triangles.
+    let pairs: Vec<usize> = (0..N).map(|i| i & !7).collect();
+    type TriPairFn = fn(&[Tri4], &raypick::simd::ShearRay) -> u32;
+    let pair_fns: [(&str, TriPairFn); 2] = [
+        ("simd", tri_candidates),
+        ("scalar_twin", tri_candidates_scalar),
+    ];
+    for (name, f) in pair_fns {
+        g.bench_function(BenchmarkId::new("tri_candidates_two_blocks", name), |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                for (ray, p) in shear_rays.iter().zip(&pairs) {
+                    let first = p / LANES;
+                    n += f(&blocks[first..first + 2], black_box(ray)).count_ones();
                 }
                 n
             })
