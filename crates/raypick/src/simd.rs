@@ -18,6 +18,8 @@
 //!   triangles the ray's line misses; the lanes it keeps go through the scalar kernel, which decides;
 //!   twin [`tri4_candidates_scalar`]; [`tri_candidates`] runs it on two blocks at once with AVX,
 //!   twin [`tri_candidates_scalar`];
+//! - [`qbox8`] (scalar dequantization, SSE test) and [`qbox8_avx2`]: the same slab test on the 8-bit
+//!   child boxes of a quantized node ([`QuantBoxes8`]); twin [`qbox8_scalar`];
 //! - [`prefetch`]: a cache hint (no twin needed: it changes no result).
 //!
 //! ## `min` / `max` and NaN
@@ -210,6 +212,119 @@ pub fn has_x86_64_v3() -> bool {
             v3
         }
         answer => answer == 2,
+    }
+}
+
+/// The eight child boxes of a quantized node ([`crate::bvh::quantized`]): 8 bits per plane on a
+/// per-node grid. Row `r` (`min_x, max_x, min_y, max_y, min_z, max_z`) of lane `l` is the plane
+/// `anchor[r] + q[r][l] · (±scale[r / 2])`, `+` for min rows and `−` for max rows: min planes count up
+/// from the node's exact minimum and max planes down from its exact maximum, so every plane lies
+/// inside the node's exact box. `scale` is a power of two (or 1 on an axis the grid cannot span), so
+/// `q · scale` is exact and a plane is one rounding of `anchor ± q·scale`; the builder picks `q` so
+/// that the rounded plane holds the child's exact box. Lanes whose bit in `valid` is clear are empty.
+/// 88 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct QuantBoxes8 {
+    /// The node's exact box in row order: `min_x, max_x, min_y, max_y, min_z, max_z`.
+    pub anchor: [f32; 6],
+    /// Grid step per axis.
+    pub scale: [f32; 3],
+    /// Per row and lane, the number of steps from the anchor.
+    pub q: [[u8; 8]; 6],
+    /// Bit `l` set when lane `l` holds a child.
+    pub valid: u8,
+}
+
+impl QuantBoxes8 {
+    /// The grid step of row `row` with its sign: `+scale` for min rows, `−scale` for max rows.
+    #[inline(always)]
+    pub fn signed_scale(&self, row: usize) -> f32 {
+        let s = self.scale[row / 2];
+        if row % 2 == 0 {
+            s
+        } else {
+            -s
+        }
+    }
+
+    /// Plane `row` of lane `lane` (the spec of every dequantization).
+    #[inline(always)]
+    pub fn plane(&self, row: usize, lane: usize) -> f32 {
+        self.anchor[row] + f32::from(self.q[row][lane]) * self.signed_scale(row)
+    }
+
+    /// Every plane, as the rows of a float node.
+    #[inline(always)]
+    pub fn rows(&self) -> [[f32; 8]; 6] {
+        std::array::from_fn(|row| std::array::from_fn(|lane| self.plane(row, lane)))
+    }
+}
+
+/// The slab test of `ray` against the quantized boxes: [`box8`] on the dequantized rows, empty lanes
+/// cleared. Scalar dequantization and two SSE halves here; [`qbox8_avx2`] dequantizes in registers.
+#[inline(always)]
+pub fn qbox8(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+    let mut hits = box8(&boxes.rows(), ray, t_max);
+    hits.mask &= u32::from(boxes.valid);
+    hits
+}
+
+/// Scalar twin (the spec) of [`qbox8`] and [`qbox8_avx2`].
+#[inline(always)]
+pub fn qbox8_scalar(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+    let mut hits = box_scalar(&boxes.rows(), ray, t_max);
+    hits.mask &= u32::from(boxes.valid);
+    hits
+}
+
+/// [`qbox8`] with AVX2: the two rows each axis needs are widened from bytes, converted and scaled in
+/// registers (`anchor + q·scale` by a multiply and an add, never fused, as the twin computes it).
+///
+/// # Safety
+/// The CPU must support AVX and AVX2 (callers check [`has_x86_64_v3`]), and the caller must be
+/// compiled with both enabled (`#[target_feature]`): it is inlined into the caller, so that the
+/// ray's broadcast values stay in registers across nodes.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline(always)]
+pub unsafe fn qbox8_avx2(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX and AVX2. Rows are indexed `2·axis + bit`, always below 6
+    // (the same rows as `ray.near_row` / `ray.far_row`); the byte loads read the eight bytes of one
+    // `[u8; 8]` row and the store the eight floats of `t_near`, unaligned.
+    unsafe {
+        let row = |axis: usize, r: usize| -> __m256 {
+            let r = 2 * axis + (r & 1);
+            let bytes = _mm_loadl_epi64(boxes.q[r].as_ptr().cast::<__m128i>());
+            let q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+            // ±scale without a branch: the sign bit of max rows flipped.
+            let scale = f32::from_bits(boxes.scale[axis].to_bits() ^ ((r as u32 & 1) << 31));
+            _mm256_add_ps(
+                _mm256_set1_ps(boxes.anchor[r]),
+                _mm256_mul_ps(q, _mm256_set1_ps(scale)),
+            )
+        };
+        let mut t_near = [0.0f32; 8];
+        let mut near = _mm256_set1_ps(ray.t_min);
+        let mut far = _mm256_set1_ps(f32::INFINITY);
+        for axis in 0..3 {
+            let o = _mm256_set1_ps(ray.origin[axis]);
+            let inv = _mm256_set1_ps(ray.inv_dir[axis]);
+            let near_plane = row(axis, ray.near_row[axis]);
+            let far_plane = row(axis, ray.far_row[axis]);
+            near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
+            far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
+        }
+        let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
+        let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
+        // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
+        let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
+        _mm256_storeu_ps(t_near.as_mut_ptr(), near);
+        let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
+        BoxHits {
+            mask: mask & u32::from(boxes.valid),
+            t_near,
+        }
     }
 }
 
@@ -633,6 +748,60 @@ mod tests {
             assert_eq!(simd.mask, scalar.mask, "{bounds:?} {ray:?} {t_max}");
             assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
         }
+    }
+
+    #[test]
+    fn qbox8_and_its_avx2_version_equal_the_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(21);
+        let mut hits = 0u32;
+        for _ in 0..100_000 {
+            let boxes = QuantBoxes8 {
+                anchor: [0; 6].map(|_| float(&mut rng)),
+                scale: [0; 3].map(|_| {
+                    if rng.gen_bool(0.8) {
+                        2f32.powi(rng.gen_range(-30..30))
+                    } else {
+                        float(&mut rng)
+                    }
+                }),
+                q: [[0; 8]; 6].map(|row| row.map(|_: u8| rng.gen())),
+                valid: rng.gen(),
+            };
+            let mut ray = box_ray(&mut rng);
+            let mut boxes = boxes;
+            if rng.gen_bool(0.5) {
+                // A node around the origin of size m and a ray starting near it: many lanes hit.
+                let m = 10f32.powf(rng.gen_range(-3.0..3.0));
+                boxes.anchor = [-m, m, -m, m, -m, m];
+                boxes.scale = [2f32.powi((m / 128.0).log2().ceil() as i32); 3];
+                ray.origin = [0; 3].map(|_| rng.gen_range(-2.0..2.0) * m);
+                ray.t_min = 0.0;
+                boxes.q = [[0; 8]; 6].map(|row| row.map(|_: u8| rng.gen_range(0..100)));
+                boxes.valid = 0xFF;
+            }
+            let t_max = if rng.gen_bool(0.5) {
+                f32::INFINITY
+            } else {
+                float(&mut rng)
+            };
+            let scalar = qbox8_scalar(&boxes, &ray, t_max);
+            let simd = qbox8(&boxes, &ray, t_max);
+            assert_eq!(simd.mask, scalar.mask, "{boxes:?} {ray:?} {t_max}");
+            assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+            #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+            if has_x86_64_v3() {
+                // SAFETY: the CPU has AVX2, checked just above.
+                let avx2 = unsafe { qbox8_avx2(&boxes, &ray, t_max) };
+                assert_eq!(avx2.mask, scalar.mask, "{boxes:?} {ray:?} {t_max}");
+                assert!(same_bits(&avx2.t_near, &scalar.t_near, scalar.mask));
+            }
+            hits += scalar.mask.count_ones();
+        }
+        // Both answers occur often: the comparison is not vacuous.
+        assert!(
+            (10_000..700_000).contains(&hits),
+            "{hits} lanes hit of 800000"
+        );
     }
 
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]

@@ -48,6 +48,25 @@ fn soup(rng: &mut Pcg64, n: usize, center: Vec3, scale: f32) -> TriMesh {
     TriMesh::new(vertices, indices)
 }
 
+/// Every preset, with float and with quantized (`compact`) mesh BVHs.
+fn every_config() -> Vec<(String, BuildConfig)> {
+    BuildConfig::PRESETS
+        .into_iter()
+        .flat_map(|(name, config)| {
+            [
+                (name.to_string(), config),
+                (
+                    format!("{name}, compact"),
+                    BuildConfig {
+                        compact: true,
+                        ..config
+                    },
+                ),
+            ]
+        })
+        .collect()
+}
+
 fn random_scene(rng: &mut Pcg64, scale: f32, config: BuildConfig) -> Scene {
     let mut b = SceneBuilder::with_config(config);
     b.add_mesh(soup(rng, 400, Vec3::ZERO, scale));
@@ -127,7 +146,7 @@ fn assert_matches_brute_force(scene: &Scene, ray: &Ray, opts: &QueryOptions) {
 
 #[test]
 fn bvh_equals_brute_force_on_random_scenes_for_every_preset_and_option() {
-    for (name, config) in BuildConfig::PRESETS {
+    for (name, config) in every_config() {
         let mut rng = Pcg64::seed_from_u64(100);
         let scene = random_scene(&mut rng, 1.0, config);
         let opts = option_sets();
@@ -549,7 +568,7 @@ fn counts_on_a_closed_mesh_are_odd_inside_and_even_outside() {
 fn a_closed_sphere_far_from_the_origin_has_no_cracks() {
     let center = Vec3::new(148376.0, 1234.0, -223423.0);
     let mesh = icosphere(3, center, 100.0);
-    for (_, config) in BuildConfig::PRESETS {
+    for (_, config) in every_config() {
         let mut b = SceneBuilder::with_config(config);
         b.add_mesh(mesh.clone());
         let scene = b.build().unwrap();
@@ -796,9 +815,15 @@ fn a_mesh_far_from_the_origin_is_hit_like_the_same_mesh_at_the_origin() {
 
 #[test]
 fn updating_vertices_refits_to_what_a_rebuild_answers() {
+    for (_, config) in every_config() {
+        refit_matches_rebuild(config);
+    }
+}
+
+fn refit_matches_rebuild(config: BuildConfig) {
     let mut rng = Pcg64::seed_from_u64(700);
     let mesh = icosphere(3, Vec3::ZERO, 1.0);
-    let mut b = SceneBuilder::new();
+    let mut b = SceneBuilder::with_config(config);
     let id = b.add_mesh(mesh.clone());
     b.add_spheres(Spheres::new(vec![Vec3::new(3.0, 0.0, 0.0)], vec![0.5]));
     let mut scene = b.build().unwrap();
@@ -832,7 +857,7 @@ fn updating_vertices_refits_to_what_a_rebuild_answers() {
         assert_eq!(mesh.vertices(), &original[..]);
         assert_eq!(scene_vertices(&scene), moved);
         scene.validate().expect("valid after refit");
-        let mut fresh = SceneBuilder::new();
+        let mut fresh = SceneBuilder::with_config(config);
         fresh.add_mesh(TriMesh::new(moved.clone(), mesh.indices().to_vec()));
         fresh.add_spheres(Spheres::new(vec![Vec3::new(3.0, 0.0, 0.0)], vec![0.5]));
         let fresh = fresh.build().unwrap();

@@ -57,7 +57,14 @@ fn reference(scene: &Scene, rays: &[Ray], count_every: usize) -> Reference {
 
 fn check(mesh: &TriMesh, rays: &[Ray], count_every: usize, min_hits: usize) {
     let mut reference_data = None;
-    for (name, config) in BuildConfig::PRESETS {
+    let compact = BuildConfig {
+        compact: true,
+        ..BuildConfig::BALANCED
+    };
+    for (name, config) in BuildConfig::PRESETS
+        .into_iter()
+        .chain([("balanced, compact", compact)])
+    {
         let mut b = SceneBuilder::with_config(config);
         b.add_mesh(mesh.clone());
         let scene = b.build().unwrap();

@@ -14,7 +14,8 @@
 //! | [`traverse`] | [`BvhRay`] and ordered (near-first) traversal with a fixed-size stack |
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
-//! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests (meshes use width 8) |
+//! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests |
+//! | [`quantized`] | [`quantized::QuantizedBvh`]: the 8-wide BVH with 8-bit child boxes, 128-byte nodes (what meshes use) |
 //! | [`stats`] | [`BvhStats`]: node and leaf counts, depth, leaf sizes, SAH cost, memory |
 //!
 //! ## References
@@ -23,6 +24,7 @@
 
 pub mod build;
 pub mod node;
+pub mod quantized;
 pub mod refit;
 pub mod stats;
 pub mod traverse;

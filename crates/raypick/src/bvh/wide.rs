@@ -154,6 +154,132 @@ const fn stack_size(width: usize) -> usize {
     (width - 1) * MAX_DEPTH + width
 }
 
+/// Child `lane` of a wide node: `(index, count)` as in [`WideNode`] (`count > 0`: a leaf over
+/// positions `index..index + count`; `count == 0`: interior node `index`, or an empty lane, which the
+/// node test never reports).
+pub(crate) trait WideChildren {
+    fn child(&self, lane: usize) -> (u32, u32);
+}
+
+impl<const W: usize> WideChildren for WideNode<W> {
+    #[inline(always)]
+    fn child(&self, lane: usize) -> (u32, u32) {
+        (self.index[lane], self.count[lane])
+    }
+}
+
+/// The traversal loop over `nodes` (root first, children after their parents) of any wide node type,
+/// with the node test `boxes` (float rows, quantized rows, SIMD or twin): inlined into each entry
+/// point ([`Traverse`]).
+#[inline(always)]
+pub(crate) fn traverse_nodes<N, const W: usize, F, P, B>(
+    nodes: &[N],
+    ray: &WideRay,
+    mut t_max: f32,
+    mut leaf: F,
+    deferred_leaf: P,
+    boxes: B,
+) -> ControlFlow<()>
+where
+    F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    P: Fn(Range<usize>),
+    N: WideChildren,
+    B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
+{
+    if !ray.valid || nodes.is_empty() {
+        return ControlFlow::Continue(());
+    }
+    let mut prune = prune_bound(t_max);
+    // Deferred children: (index, count, entry distance). An `ArrayVec` rather than an array: a
+    // zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
+    let mut stack: ArrayVec<(u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
+    debug_assert!(stack_size(W) <= stack.capacity());
+    let mut index = 0usize;
+    // Puts child `lane` of `node` on the stack and asks for its data (node or leaf) early.
+    let defer = |stack: &mut ArrayVec<(u32, u32, f32), { stack_size(8) }>,
+                 node: &N,
+                 lane: usize,
+                 t_near: f32| {
+        let (child, count) = node.child(lane);
+        if count == 0 {
+            prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
+        } else {
+            deferred_leaf(child as usize..(child + count) as usize);
+        }
+        stack.push((child, count, t_near));
+    };
+    loop {
+        let node = node_at(nodes, index);
+        // All four lines at once: the child references (the last line) are read only after
+        // the box test, and would otherwise be a second miss in a row.
+        prefetch(std::slice::from_ref(node));
+        let hits = boxes(node, &ray.boxes, prune);
+        let mut mask = hits.mask;
+        if mask != 0 {
+            let first_lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            // The child to go on with: the only one, or the nearer of two (the other one is
+            // deferred); three or more are all pushed and sorted.
+            let next_lane = if mask == 0 {
+                Some(first_lane)
+            } else if mask & (mask - 1) == 0 {
+                let second_lane = mask.trailing_zeros() as usize;
+                let (near, far) = if hits.t_near[second_lane] < hits.t_near[first_lane] {
+                    (second_lane, first_lane)
+                } else {
+                    (first_lane, second_lane)
+                };
+                defer(&mut stack, node, far, hits.t_near[far]);
+                Some(near)
+            } else {
+                // Push the hit children, then sort the pushed entries farthest first
+                // (insertion sort of at most W), so the nearest is popped next.
+                let base = stack.len();
+                mask |= 1 << first_lane;
+                while mask != 0 {
+                    let lane = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    defer(&mut stack, node, lane, hits.t_near[lane]);
+                    let pushed = stack.as_mut_slice();
+                    let mut j = pushed.len() - 1;
+                    while j > base && pushed[j - 1].2 < pushed[j].2 {
+                        pushed.swap(j - 1, j);
+                        j -= 1;
+                    }
+                }
+                None
+            };
+            if let Some(lane) = next_lane {
+                let (child, count) = node.child(lane);
+                if count == 0 {
+                    index = child as usize;
+                    continue;
+                }
+                let first = child as usize;
+                leaf(first..first + count as usize, &mut t_max)?;
+                prune = prune_bound(t_max);
+            }
+        }
+        // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
+        // handled right here.
+        loop {
+            let Some((next, count, t_near)) = stack.pop() else {
+                return ControlFlow::Continue(());
+            };
+            if t_near > prune {
+                continue;
+            }
+            if count == 0 {
+                index = next as usize;
+                break;
+            }
+            let first = next as usize;
+            leaf(first..first + count as usize, &mut t_max)?;
+            prune = prune_bound(t_max);
+        }
+    }
+}
+
 /// Node `i`, without a bounds check on the hot path.
 ///
 /// Every index the traversal follows is an interior child's `index`, which
@@ -161,7 +287,7 @@ const fn stack_size(width: usize) -> usize {
 /// is private to the crate, and [`WideBvh::validate`] checks the layout in the tests. With the
 /// `force-scalar` feature the access is checked.
 #[inline(always)]
-fn node_at<const W: usize>(nodes: &[WideNode<W>], i: usize) -> &WideNode<W> {
+fn node_at<N>(nodes: &[N], i: usize) -> &N {
     debug_assert!(i < nodes.len());
     #[cfg(not(feature = "force-scalar"))]
     {
@@ -307,8 +433,8 @@ impl<const W: usize> WideBvh<W> {
     fn traverse_with<F, P, B>(
         &self,
         ray: &WideRay,
-        mut t_max: f32,
-        mut leaf: F,
+        t_max: f32,
+        leaf: F,
         deferred_leaf: P,
         boxes: B,
     ) -> ControlFlow<()>
@@ -317,99 +443,14 @@ impl<const W: usize> WideBvh<W> {
         P: Fn(Range<usize>),
         B: Fn(&[[f32; W]; 6], &BoxRay, f32) -> BoxHits<W>,
     {
-        if !ray.valid || self.nodes.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        let nodes = &self.nodes[..];
-        let mut prune = prune_bound(t_max);
-        // Deferred children: (index, count, entry distance). An `ArrayVec` rather than an array: a
-        // zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
-        let mut stack: ArrayVec<(u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
-        debug_assert!(stack_size(W) <= stack.capacity());
-        let mut index = 0usize;
-        // Puts child `lane` of `node` on the stack and asks for its data (node or leaf) early.
-        let defer = |stack: &mut ArrayVec<(u32, u32, f32), { stack_size(8) }>,
-                     node: &WideNode<W>,
-                     lane: usize,
-                     t_near: f32| {
-            let (child, count) = (node.index[lane], node.count[lane]);
-            if count == 0 {
-                prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
-            } else {
-                deferred_leaf(child as usize..(child + count) as usize);
-            }
-            stack.push((child, count, t_near));
-        };
-        loop {
-            let node = node_at(nodes, index);
-            // All four lines at once: the child references (the last line) are read only after
-            // the box test, and would otherwise be a second miss in a row.
-            prefetch(std::slice::from_ref(node));
-            let hits = boxes(&node.bounds, &ray.boxes, prune);
-            let mut mask = hits.mask;
-            if mask != 0 {
-                let first_lane = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                // The child to go on with: the only one, or the nearer of two (the other one is
-                // deferred); three or more are all pushed and sorted.
-                let next_lane = if mask == 0 {
-                    Some(first_lane)
-                } else if mask & (mask - 1) == 0 {
-                    let second_lane = mask.trailing_zeros() as usize;
-                    let (near, far) = if hits.t_near[second_lane] < hits.t_near[first_lane] {
-                        (second_lane, first_lane)
-                    } else {
-                        (first_lane, second_lane)
-                    };
-                    defer(&mut stack, node, far, hits.t_near[far]);
-                    Some(near)
-                } else {
-                    // Push the hit children, then sort the pushed entries farthest first
-                    // (insertion sort of at most W), so the nearest is popped next.
-                    let base = stack.len();
-                    mask |= 1 << first_lane;
-                    while mask != 0 {
-                        let lane = mask.trailing_zeros() as usize;
-                        mask &= mask - 1;
-                        defer(&mut stack, node, lane, hits.t_near[lane]);
-                        let pushed = stack.as_mut_slice();
-                        let mut j = pushed.len() - 1;
-                        while j > base && pushed[j - 1].2 < pushed[j].2 {
-                            pushed.swap(j - 1, j);
-                            j -= 1;
-                        }
-                    }
-                    None
-                };
-                if let Some(lane) = next_lane {
-                    let (child, count) = (node.index[lane], node.count[lane]);
-                    if count == 0 {
-                        index = child as usize;
-                        continue;
-                    }
-                    let first = child as usize;
-                    leaf(first..first + count as usize, &mut t_max)?;
-                    prune = prune_bound(t_max);
-                }
-            }
-            // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
-            // handled right here.
-            loop {
-                let Some((next, count, t_near)) = stack.pop() else {
-                    return ControlFlow::Continue(());
-                };
-                if t_near > prune {
-                    continue;
-                }
-                if count == 0 {
-                    index = next as usize;
-                    break;
-                }
-                let first = next as usize;
-                leaf(first..first + count as usize, &mut t_max)?;
-                prune = prune_bound(t_max);
-            }
-        }
+        traverse_nodes(
+            &self.nodes,
+            ray,
+            t_max,
+            leaf,
+            deferred_leaf,
+            |node, r, t| boxes(&node.bounds, r, t),
+        )
     }
 
     /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the

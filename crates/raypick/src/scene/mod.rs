@@ -83,10 +83,79 @@ pub use error::BuildError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 
-use crate::bvh::wide::WideBvh;
+use crate::bvh::quantized::QuantizedBvh;
+use std::ops::ControlFlow;
 
-/// The BVH of meshes: 8-wide (AVX when the CPU has it, else two SSE halves per node).
-pub(crate) type MeshBvh = WideBvh<8>;
+use crate::bvh::wide::{Traverse, WideBvh, WideRay};
+
+/// The BVH of a mesh: 8-wide with float child boxes, or with quantized ones when the scene was built
+/// with [`BuildConfig::compact`] (see [`crate::bvh::quantized`]).
+#[derive(Clone, Debug)]
+pub(crate) enum MeshBvh {
+    Wide(WideBvh<8>),
+    Quantized(QuantizedBvh),
+}
+
+impl MeshBvh {
+    /// The value of padding positions in [`MeshBvh::prim_ids`].
+    pub(crate) const PADDING: u32 = WideBvh::<8>::PADDING;
+
+    pub(crate) fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
+        if config.compact {
+            Self::Quantized(QuantizedBvh::build(boxes, centroids, config))
+        } else {
+            Self::Wide(WideBvh::build(boxes, centroids, config))
+        }
+    }
+
+    pub(crate) fn prim_ids(&self) -> &[u32] {
+        match self {
+            Self::Wide(b) => b.prim_ids(),
+            Self::Quantized(b) => b.prim_ids(),
+        }
+    }
+
+    pub(crate) fn refit(&mut self, boxes: &[Aabb]) {
+        match self {
+            Self::Wide(b) => b.refit(boxes),
+            Self::Quantized(b) => b.refit(boxes),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> BvhStats {
+        match self {
+            Self::Wide(b) => b.stats(),
+            Self::Quantized(b) => b.stats(),
+        }
+    }
+
+    pub(crate) fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
+        match self {
+            Self::Wide(b) => b.validate(boxes),
+            Self::Quantized(b) => b.validate(boxes),
+        }
+    }
+}
+
+impl Traverse for MeshBvh {
+    #[inline]
+    fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(std::ops::Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(std::ops::Range<usize>),
+    {
+        match self {
+            Self::Wide(b) => b.traverse_prefetching(ray, t_max, leaf, deferred_leaf),
+            Self::Quantized(b) => b.traverse_prefetching(ray, t_max, leaf, deferred_leaf),
+        }
+    }
+}
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;

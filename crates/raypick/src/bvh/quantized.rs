@@ -1,0 +1,713 @@
+//! [`QuantizedBvh`]: the 8-wide BVH with its child boxes stored in 8 bits per plane, half the bytes of
+//! a float node (128 instead of 256: two cache lines instead of four).
+//!
+//! Incoherent rays on big meshes are bound by memory latency: on the conference room an any-hit ray
+//! visits three to four nodes and two triangle blocks and spends most of its time waiting for them
+//! (BENCHMARKS.md). Quantizing the child boxes on a per-node grid (Mahovsky, "Ray Tracing with
+//! Reduced-Precision Bounding Volume Hierarchies", 2005; Ylitie, Karras, Laine, "Efficient Incoherent
+//! Ray Traversal on GPUs Through Compressed Wide BVHs", HPG 2017) shrinks the tree so more of it stays
+//! in cache.
+//!
+//! ## Grid and exactness
+//! Each node stores its exact box (the union of its children's exact boxes) as the anchor, one grid
+//! step per axis (a power of two: the smallest with `255·step ≥ extent`), and per child and plane
+//! a count of steps ([`crate::simd::QuantBoxes8`]): a min plane is `min + q·step`, counted up from the
+//! node's minimum, and a max plane `max − q·step`, counted down from its maximum, each rounded once in
+//! f32 (`q·step` is exact). The builder picks the largest `q` whose *rounded* plane still holds the
+//! child's exact box, so every stored box is conservative by construction, whatever the rounding,
+//! and lies inside the node's exact box. The slab test on the dequantized planes is the float
+//! node's ([`crate::simd::box8`], Ize's padded test), so a ray that touches a child's exact box always
+//! reaches the child: the tree reaches a superset of what [`WideBvh<8>`] reaches, and the leaf
+//! closure decides.
+//!
+//! ## Layout
+//! [`QuantNode`]: the quantized boxes, then per child an index (`u32`) and a count (`u8`): as in
+//! [`WideNode`](super::wide::WideNode), `count > 0` is a leaf over positions `index..index + count` of
+//! [`QuantizedBvh::prim_ids`] (starting at a multiple of [`LEAF_ALIGN`]), `count == 0` an interior
+//! child at node `index` (after its parent), and a lane whose `valid` bit is clear is empty. Leaves
+//! therefore hold at most 255 primitives ([`QuantizedBvh::build`] caps `max_leaf_size`).
+//!
+//! ## Traversal
+//! The loop of [`super::wide`], with [`crate::simd::qbox8_avx2`] (bytes widened and scaled in
+//! registers) on x86-64-v3 CPUs and [`crate::simd::qbox8`] otherwise; twin
+//! [`crate::simd::qbox8_scalar`].
+
+use std::ops::{ControlFlow, Range};
+
+use glam::Vec3;
+
+use super::stats::Tally;
+use super::validate::check_permutation;
+use super::wide::{traverse_nodes, Traverse, WideBvh, WideChildren, WideRay, LEAF_ALIGN};
+use super::{BuildConfig, BvhStats, ValidationError, MAX_DEPTH};
+use crate::simd::{qbox8, QuantBoxes8};
+use crate::Aabb;
+
+/// Lanes of a node.
+const W: usize = 8;
+
+/// One node of a [`QuantizedBvh`]: eight quantized child boxes and their references. 128 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct QuantNode {
+    /// The child boxes.
+    pub boxes: QuantBoxes8,
+    /// Per child: node index (interior) or first position in `prim_ids` (leaf); 0 for empty lanes.
+    pub index: [u32; W],
+    /// Per child: primitive count of a leaf, 0 for interior children and empty lanes.
+    pub count: [u8; W],
+}
+
+const _: () = assert!(std::mem::size_of::<QuantNode>() == 128);
+
+impl WideChildren for QuantNode {
+    #[inline(always)]
+    fn child(&self, lane: usize) -> (u32, u32) {
+        (self.index[lane], u32::from(self.count[lane]))
+    }
+}
+
+impl QuantNode {
+    /// `true` when `lane` holds a child.
+    #[inline]
+    pub fn is_valid(&self, lane: usize) -> bool {
+        self.boxes.valid & (1 << lane) != 0
+    }
+
+    /// `true` when `lane` is a leaf.
+    #[inline]
+    pub fn is_leaf(&self, lane: usize) -> bool {
+        self.is_valid(lane) && self.count[lane] > 0
+    }
+
+    /// `true` when `lane` is an interior child.
+    #[inline]
+    pub fn is_interior(&self, lane: usize) -> bool {
+        self.is_valid(lane) && self.count[lane] == 0
+    }
+
+    /// The (conservative) box of child `lane`, as the traversal sees it; empty for an empty lane.
+    pub fn child_bounds(&self, lane: usize) -> Aabb {
+        if !self.is_valid(lane) {
+            return Aabb::EMPTY;
+        }
+        let p = |row| self.boxes.plane(row, lane);
+        Aabb::new(Vec3::new(p(0), p(2), p(4)), Vec3::new(p(1), p(3), p(5)))
+    }
+
+    /// The node's exact box (its anchor).
+    pub fn bounds(&self) -> Aabb {
+        let a = &self.boxes.anchor;
+        Aabb::new(Vec3::new(a[0], a[2], a[4]), Vec3::new(a[1], a[3], a[5]))
+    }
+}
+
+/// The grid step of an axis spanning `lo..=hi`: the smallest power of two with `255·step ≥ hi − lo`,
+/// within f32's range; 1 when the extent is zero or not finite (any step is then exact and the
+/// planes stay at the anchors).
+fn grid_step(lo: f32, hi: f32) -> f32 {
+    let extent = f64::from(hi) - f64::from(lo);
+    if !(extent > 0.0 && extent.is_finite() && lo.is_finite() && hi.is_finite()) {
+        return 1.0;
+    }
+    let e = (extent / 255.0).log2().ceil() as i32;
+    // 2^e is exact in f64 and, within f32's exponent range (subnormals included), in f32.
+    2f64.powi(e.clamp(-149, 127)) as f32
+}
+
+/// The largest `q` in `0..=255` whose rounded plane `anchor + q·step` satisfies `holds` (`q = 0`, the
+/// anchor itself, always does: the caller's anchors bound the target). `estimate` is a first guess.
+fn steps(anchor: f32, step: f32, estimate: f64, holds: impl Fn(f32) -> bool) -> u8 {
+    let plane = |q: u8| anchor + f32::from(q) * step;
+    // `as u8` saturates, and NaN gives 0.
+    let mut q = estimate.floor().clamp(0.0, 255.0) as u8;
+    while q > 0 && !holds(plane(q)) {
+        q -= 1;
+    }
+    while q < 255 && holds(plane(q + 1)) {
+        q += 1;
+    }
+    q
+}
+
+/// Quantizes the exact child boxes `lanes` (those whose bit is set in `valid`) on the grid of their
+/// union.
+pub(crate) fn quantize(lanes: &[Aabb; W], valid: u8) -> QuantBoxes8 {
+    let node = (0..W)
+        .filter(|&l| valid & (1 << l) != 0)
+        .fold(Aabb::EMPTY, |b, l| b.union(lanes[l]));
+    let mut boxes = QuantBoxes8 {
+        anchor: [
+            node.min.x, node.max.x, node.min.y, node.max.y, node.min.z, node.max.z,
+        ],
+        scale: [0, 1, 2].map(|a| grid_step(node.min[a], node.max[a])),
+        q: [[0; W]; 6],
+        valid,
+    };
+    for (lane, child) in lanes.iter().enumerate() {
+        if valid & (1 << lane) == 0 {
+            continue;
+        }
+        for axis in 0..3 {
+            let (lo, hi, step) = (node.min[axis], node.max[axis], boxes.scale[axis]);
+            let (min, max) = (child.min[axis], child.max[axis]);
+            boxes.q[2 * axis][lane] = steps(
+                lo,
+                step,
+                (f64::from(min) - f64::from(lo)) / f64::from(step),
+                |plane| plane <= min,
+            );
+            boxes.q[2 * axis + 1][lane] = steps(
+                hi,
+                -step,
+                (f64::from(hi) - f64::from(max)) / f64::from(step),
+                |plane| plane >= max,
+            );
+        }
+    }
+    boxes
+}
+
+/// An 8-wide BVH with quantized child boxes (see the [module docs](self)).
+#[derive(Clone, Debug, Default)]
+pub struct QuantizedBvh {
+    nodes: Vec<QuantNode>,
+    prim_ids: Vec<u32>,
+    num_prims: usize,
+}
+
+impl QuantizedBvh {
+    /// The value of padding positions in [`QuantizedBvh::prim_ids`] (no leaf covers them).
+    pub const PADDING: u32 = WideBvh::<8>::PADDING;
+
+    /// Builds the binary SAH tree ([`super::Bvh::build`], with `max_leaf_size` capped at 255), collapses
+    /// it ([`WideBvh::from_binary`]) and quantizes it.
+    pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
+        let config = BuildConfig {
+            max_leaf_size: config.max_leaf_size.min(255),
+            ..config
+        };
+        Self::from_wide(WideBvh::<8>::build(boxes, centroids, config))
+    }
+
+    /// Quantizes `wide` (same topology and permutation).
+    ///
+    /// # Panics
+    /// When a leaf holds more than 255 primitives.
+    pub fn from_wide(wide: WideBvh<8>) -> Self {
+        let nodes = wide
+            .nodes()
+            .iter()
+            .map(|node| {
+                let valid = (0..W)
+                    .filter(|&l| node.is_leaf(l) || node.is_interior(l))
+                    .fold(0u8, |v, l| v | 1 << l);
+                let lanes = std::array::from_fn(|l| node.child_bounds(l));
+                QuantNode {
+                    boxes: quantize(&lanes, valid),
+                    index: node.index,
+                    count: node.count.map(|c| {
+                        u8::try_from(c).expect("QuantizedBvh: leaves of at most 255 primitives")
+                    }),
+                }
+            })
+            .collect();
+        let num_prims = wide.num_prims();
+        Self {
+            nodes,
+            prim_ids: wide.prim_ids,
+            num_prims,
+        }
+    }
+
+    /// The nodes, root first (empty when the BVH holds no primitive).
+    pub fn nodes(&self) -> &[QuantNode] {
+        &self.nodes
+    }
+
+    /// The primitive ids in leaf order, padded with [`Self::PADDING`] so that every leaf starts at a
+    /// multiple of [`LEAF_ALIGN`].
+    pub fn prim_ids(&self) -> &[u32] {
+        &self.prim_ids
+    }
+
+    /// Number of primitives.
+    pub fn num_prims(&self) -> usize {
+        self.num_prims
+    }
+
+    /// [`WideBvh::traverse`] on the quantized boxes.
+    #[inline]
+    pub fn traverse<F>(&self, ray: &WideRay, t_max: f32, leaf: F) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    {
+        self.traverse_prefetching(ray, t_max, leaf, |_| {})
+    }
+
+    /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
+    /// topology: exact boxes first (children come after their parents, so one reverse pass), then
+    /// each node quantized on its new grid.
+    ///
+    /// # Panics
+    /// When `boxes.len()` differs from the number of primitives.
+    pub fn refit(&mut self, boxes: &[Aabb]) {
+        assert_eq!(
+            boxes.len(),
+            self.num_prims,
+            "QuantizedBvh::refit: one box per primitive"
+        );
+        let mut exact = vec![Aabb::EMPTY; self.nodes.len()];
+        for i in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[i];
+            let lanes: [Aabb; W] = std::array::from_fn(|lane| {
+                let (index, count) = node.child(lane);
+                if node.is_leaf(lane) {
+                    let first = index as usize;
+                    self.prim_ids[first..first + count as usize]
+                        .iter()
+                        .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
+                } else if node.is_interior(lane) {
+                    exact[index as usize]
+                } else {
+                    Aabb::EMPTY
+                }
+            });
+            exact[i] = lanes.iter().fold(Aabb::EMPTY, |b, &l| b.union(l));
+            let valid = node.boxes.valid;
+            self.nodes[i].boxes = quantize(&lanes, valid);
+        }
+    }
+
+    /// Shape figures as for [`WideBvh::stats`], with the conservative (quantized) child boxes.
+    pub fn stats(&self) -> BvhStats {
+        let mut tally = Tally::default();
+        let mut stack = Vec::new();
+        if !self.nodes.is_empty() {
+            stack.push((0usize, 1usize));
+        }
+        while let Some((i, d)) = stack.pop() {
+            let node = &self.nodes[i];
+            tally.interior(node.bounds().surface_area());
+            for lane in 0..W {
+                if node.is_leaf(lane) {
+                    let area = node.child_bounds(lane).surface_area();
+                    tally.leaf(usize::from(node.count[lane]), area, d + 1);
+                } else if node.is_interior(lane) {
+                    stack.push((node.index[lane] as usize, d + 1));
+                }
+            }
+        }
+        let root = self.nodes.first().map_or(Aabb::EMPTY, QuantNode::bounds);
+        tally.finish(
+            self.nodes.len(),
+            self.num_prims,
+            root.surface_area(),
+            self.nodes.capacity() * std::mem::size_of::<QuantNode>()
+                + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
+        )
+    }
+
+    /// Checks [`WideBvh::validate`]'s invariants on the quantized tree: the permutation, the layout,
+    /// leaf ranges, empty lanes (no index, no count), and containment: every leaf lane's box holds its
+    /// primitives' boxes, every interior lane's box holds its child's exact box (anchor), and every
+    /// lane lies inside its node's anchor; by induction every box holds everything below it.
+    pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
+        let prims = self.num_prims;
+        let nodes = self.nodes.len();
+        if boxes.len() != prims {
+            return Err(ValidationError::BoxCount {
+                boxes: boxes.len(),
+                prims,
+            });
+        }
+        if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
+            return Err(ValidationError::NodeCount { nodes, prims });
+        }
+        check_permutation(
+            self.prim_ids
+                .iter()
+                .copied()
+                .filter(|&p| p != Self::PADDING),
+            prims,
+        )?;
+        if nodes == 0 {
+            return Ok(());
+        }
+        let positions = self.prim_ids.len();
+        let mut reached = vec![0usize; nodes];
+        let mut covered = vec![false; positions];
+        let mut stack = vec![(0usize, 1usize)];
+        while let Some((i, depth)) = stack.pop() {
+            if depth > MAX_DEPTH {
+                return Err(ValidationError::TooDeep { depth });
+            }
+            reached[i] += 1;
+            if reached[i] > 1 {
+                return Err(ValidationError::Reach {
+                    node: i,
+                    count: reached[i],
+                });
+            }
+            let node = &self.nodes[i];
+            let anchor = node.bounds();
+            for lane in 0..W {
+                let bounds = node.child_bounds(lane);
+                let (index, count) = (node.index[lane] as usize, usize::from(node.count[lane]));
+                if !node.is_valid(lane) {
+                    if index != 0 || count != 0 {
+                        return Err(ValidationError::LeafRange {
+                            node: i,
+                            first: index,
+                            end: index + count,
+                        });
+                    }
+                    continue;
+                }
+                if !anchor.contains(&bounds) {
+                    return Err(ValidationError::ChildOutside {
+                        parent: i,
+                        child: index,
+                    });
+                }
+                if node.is_leaf(lane) {
+                    let (first, end) = (index, index + count);
+                    if first % LEAF_ALIGN != 0
+                        || end > positions
+                        || covered[first..end].iter().any(|&c| c)
+                    {
+                        return Err(ValidationError::LeafRange {
+                            node: i,
+                            first,
+                            end,
+                        });
+                    }
+                    covered[first..end].fill(true);
+                    for &prim in &self.prim_ids[first..end] {
+                        let Some(prim_box) = boxes.get(prim as usize) else {
+                            return Err(ValidationError::LeafRange {
+                                node: i,
+                                first,
+                                end,
+                            });
+                        };
+                        if !bounds.contains(prim_box) {
+                            return Err(ValidationError::PrimOutside { node: i, prim });
+                        }
+                    }
+                } else {
+                    if index <= i || index >= nodes {
+                        return Err(ValidationError::Layout {
+                            node: i,
+                            right: index,
+                            nodes,
+                        });
+                    }
+                    if !bounds.contains(&self.nodes[index].bounds()) {
+                        return Err(ValidationError::ChildOutside {
+                            parent: i,
+                            child: index,
+                        });
+                    }
+                    stack.push((index, depth + 1));
+                }
+            }
+        }
+        if let Some(node) = reached.iter().position(|&r| r == 0) {
+            return Err(ValidationError::Reach { node, count: 0 });
+        }
+        for (position, (&c, &p)) in covered.iter().zip(&self.prim_ids).enumerate() {
+            if c == (p == Self::PADDING) {
+                return Err(ValidationError::Uncovered { position });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Traverse for QuantizedBvh {
+    /// Compiled twice and picked at run time: for x86-64-v3 CPUs (AVX2 widening of the byte rows,
+    /// the leaf closure inlined), and with scalar dequantization and two SSE halves otherwise.
+    #[inline]
+    fn traverse_prefetching<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if crate::simd::has_x86_64_v3() {
+            // SAFETY: the CPU has every feature `traverse_v3` is compiled for, checked just above.
+            return unsafe { self.traverse_v3(ray, t_max, leaf, deferred_leaf) };
+        }
+        traverse_nodes(
+            &self.nodes,
+            ray,
+            t_max,
+            leaf,
+            deferred_leaf,
+            |node, r, t| qbox8(&node.boxes, r, t),
+        )
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+impl QuantizedBvh {
+    /// The traversal compiled for x86-64-v3.
+    ///
+    /// # Safety
+    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
+    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn traverse_v3<F, P>(
+        &self,
+        ray: &WideRay,
+        t_max: f32,
+        leaf: F,
+        deferred_leaf: P,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+    {
+        traverse_nodes(
+            &self.nodes,
+            ray,
+            t_max,
+            leaf,
+            deferred_leaf,
+            |node, r, t| {
+                // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
+                unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+    use crate::Ray;
+
+    fn random_boxes(n: usize, seed: u64, scale: f32) -> (Vec<Aabb>, Vec<Vec3>) {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|_| {
+                let p = Vec3::new(
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                    rng.gen_range(-10.0..10.0),
+                ) * scale;
+                Aabb::new(p, p + Vec3::splat(rng.gen_range(0.01..1.0) * scale))
+            })
+            .collect();
+        let centroids = boxes.iter().map(Aabb::center).collect();
+        (boxes, centroids)
+    }
+
+    fn random_ray(rng: &mut Pcg64, k: usize, reach: f32) -> Ray {
+        let origin = Vec3::new(
+            rng.gen_range(-reach..reach),
+            rng.gen_range(-reach..reach),
+            rng.gen_range(-reach..reach),
+        );
+        let mut dir = Vec3::new(
+            rng.gen_range(-1.0..1.0),
+            rng.gen_range(-1.0..1.0),
+            rng.gen_range(-1.0..1.0),
+        );
+        if k % 4 == 0 {
+            dir[k / 4 % 3] = 0.0;
+        }
+        Ray::new(origin, dir)
+    }
+
+    proptest! {
+        /// Every quantized box holds its exact box, lies inside the node's exact box, and is tight:
+        /// one more step on any plane would cut into the exact box (or the count is at its limit).
+        #[test]
+        fn quantized_boxes_are_conservative_tight_and_inside_the_node(
+            exp in -6i32..6,
+            seeds in proptest::collection::vec(any::<u64>(), 1..=8),
+        ) {
+            let scale = 10f32.powi(exp);
+            let lanes: Vec<Aabb> = seeds.iter().map(|&s| {
+                let mut rng = Pcg64::seed_from_u64(s);
+                let p = Vec3::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)) * scale;
+                let e = Vec3::new(rng.gen_range(0.0..0.5), rng.gen_range(0.0..0.5), rng.gen_range(0.0..0.5)) * scale;
+                Aabb::new(p, p + e)
+            }).collect();
+            let mut all = [Aabb::EMPTY; W];
+            all[..lanes.len()].copy_from_slice(&lanes);
+            let valid = ((1u16 << lanes.len()) - 1) as u8;
+            let boxes = quantize(&all, valid);
+            let node = QuantNode { boxes, index: [0; W], count: [0; W] };
+            let exact_node = lanes.iter().fold(Aabb::EMPTY, |b, &l| b.union(l));
+            prop_assert_eq!(node.bounds(), exact_node);
+            for (lane, exact) in lanes.iter().enumerate() {
+                let q = node.child_bounds(lane);
+                prop_assert!(q.contains(exact), "lane {} {:?} does not hold {:?}", lane, q, exact);
+                prop_assert!(exact_node.contains(&q), "lane {} {:?} outside the node", lane, q);
+                for row in 0..6 {
+                    let steps = boxes.q[row][lane];
+                    if steps < 255 {
+                        let next = boxes.anchor[row] + f32::from(steps + 1) * boxes.signed_scale(row);
+                        let axis = row / 2;
+                        let cuts = if row % 2 == 0 { next > exact.min[axis] } else { next < exact.max[axis] };
+                        prop_assert!(cuts, "row {} of lane {} could move in", row, lane);
+                    }
+                }
+            }
+            for lane in lanes.len()..W {
+                prop_assert!(node.child_bounds(lane).is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn quantized_trees_are_valid_for_every_size_preset_and_scale() {
+        for n in [0, 1, 2, 3, 5, 9, 17, 100, 1000] {
+            for (name, config) in BuildConfig::PRESETS {
+                for scale in [1e-6, 1.0, 1e6] {
+                    let (boxes, centroids) = random_boxes(n, n as u64, scale);
+                    let q = QuantizedBvh::build(&boxes, &centroids, config);
+                    assert_eq!(q.validate(&boxes), Ok(()), "n={n} {name} scale {scale}");
+                    assert_eq!(q.num_prims(), n);
+                    let wide = WideBvh::<8>::build(&boxes, &centroids, config);
+                    assert_eq!(q.nodes().len(), wide.nodes().len());
+                    assert_eq!(q.prim_ids(), wide.prim_ids());
+                    if n > 0 {
+                        assert_eq!(q.stats().leaves, wide.stats().leaves);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a traversal reaches: the primitives of every leaf, in order.
+    fn reached(visit: impl FnOnce(&mut dyn FnMut(Range<usize>, &mut f32))) -> Vec<(usize, usize)> {
+        let mut leaves = Vec::new();
+        visit(&mut |range, _| leaves.push((range.start, range.end)));
+        leaves
+    }
+
+    #[test]
+    fn traversal_reaches_every_leaf_the_float_tree_reaches() {
+        // Conservative boxes: the quantized tree reaches a superset of the float tree's leaves (same
+        // topology, same positions), and not many more.
+        for scale in [1e-4, 1.0, 1e4] {
+            let (boxes, centroids) = random_boxes(3000, 4, scale);
+            let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
+            let q = QuantizedBvh::from_wide(wide.clone());
+            let mut rng = Pcg64::seed_from_u64(5);
+            let (mut exact_total, mut quantized_total) = (0, 0);
+            for k in 0..1000 {
+                let ray = WideRay::new(&random_ray(&mut rng, k, 15.0 * scale));
+                let exact = reached(|f| {
+                    let _ = wide.traverse(&ray, f32::INFINITY, |r, t| {
+                        f(r, t);
+                        ControlFlow::Continue(())
+                    });
+                });
+                let quantized = reached(|f| {
+                    let _ = q.traverse(&ray, f32::INFINITY, |r, t| {
+                        f(r, t);
+                        ControlFlow::Continue(())
+                    });
+                });
+                let mut missing = exact.clone();
+                missing.retain(|leaf| !quantized.contains(leaf));
+                assert!(
+                    missing.is_empty(),
+                    "ray {k}: quantized tree misses {missing:?}"
+                );
+                exact_total += exact.len();
+                quantized_total += quantized.len();
+            }
+            assert!(
+                exact_total > 1000,
+                "{exact_total}: the rays should cross the boxes"
+            );
+            assert!(
+                quantized_total * 10 < exact_total * 13,
+                "quantized boxes reach {quantized_total} leaves, float {exact_total}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_compiled_traversal_visits_the_same_leaves_in_the_same_order() {
+        let (boxes, centroids) = random_boxes(3000, 6, 1.0);
+        let q = QuantizedBvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut rng = Pcg64::seed_from_u64(7);
+        for k in 0..1000 {
+            let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
+            // Shrink t_max at every second leaf, as a closest-hit query would.
+            let shrink =
+                |leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
+                    leaves.push((range.start, range.end));
+                    if leaves.len() % 2 == 0 {
+                        *t_max = t_max.min(25.0 - leaves.len() as f32);
+                    }
+                    ControlFlow::Continue(())
+                };
+            let mut twin = Vec::new();
+            let _ = traverse_nodes(
+                &q.nodes,
+                &ray,
+                f32::INFINITY,
+                |r, t| shrink(&mut twin, r, t),
+                |_| {},
+                |node, r, t| crate::simd::qbox8_scalar(&node.boxes, r, t),
+            );
+            let mut sse = Vec::new();
+            let _ = traverse_nodes(
+                &q.nodes,
+                &ray,
+                f32::INFINITY,
+                |r, t| shrink(&mut sse, r, t),
+                |_| {},
+                |node, r, t| qbox8(&node.boxes, r, t),
+            );
+            let mut entry = Vec::new();
+            let _ = q.traverse_prefetching(
+                &ray,
+                f32::INFINITY,
+                |r, t| shrink(&mut entry, r, t),
+                |_| {},
+            );
+            assert_eq!(sse, twin, "ray {k}");
+            assert_eq!(entry, twin, "ray {k}");
+        }
+    }
+
+    #[test]
+    fn refit_keeps_the_tree_valid_and_conservative() {
+        let (boxes, centroids) = random_boxes(2000, 8, 1.0);
+        let mut q = QuantizedBvh::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let moved: Vec<Aabb> = boxes
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let d = Vec3::new((i as f32).sin(), (i as f32 * 0.7).cos(), 0.3) * 4.0;
+                Aabb::new(b.min * 1.5 + d, b.max * 1.5 + d + Vec3::splat(0.1))
+            })
+            .collect();
+        q.refit(&moved);
+        assert_eq!(q.validate(&moved), Ok(()));
+        // Refit from scratch equals a quantization of the same topology built from the new boxes:
+        // the root's anchor is the exact union.
+        let union = moved.iter().fold(Aabb::EMPTY, |b, &m| b.union(m));
+        assert_eq!(q.nodes()[0].bounds(), union);
+        // The old boxes no longer fit (the test can fail).
+        assert!(q.validate(&boxes).is_err());
+    }
+}
