@@ -8,13 +8,14 @@ use std::time::Duration;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
+use raypick::bvh::quantized::quantize;
 use raypick::geom::sphere::{sphere_geometric, sphere_geometric_intersects, sphere_quadratic};
 use raypick::geom::triangle::{
     moller_trumbore, plane_barycentric, watertight, Culling, EdgeRule, WatertightRay,
 };
 use raypick::simd::{
-    box4, box4_scalar, tri4_candidates, tri4_candidates_scalar, tri_candidates,
-    tri_candidates_scalar, BoxRay, Tri4, LANES,
+    box4, box4_scalar, qbox8, qbox8_scalar, tri4_candidates, tri4_candidates_scalar,
+    tri_candidates, tri_candidates_scalar, BoxRay, QuantBoxes8, Tri4, LANES,
 };
 use raypick::{Aabb, Ray};
 
@@ -224,6 +225,39 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // The same boxes eight to a node, quantized (`BuildConfig::compact`): the AVX2 dequantizing
+    // test, the SSE one (scalar dequantization) and the twin. One element: one ray against 8 boxes.
+    let octets: Vec<usize> = (0..N).map(|i| i & !7).collect();
+    let quantized: Vec<QuantBoxes8> = (0..N)
+        .step_by(8)
+        .map(|o| quantize(&std::array::from_fn(|l| inp.boxes[o + l]), 0xFF))
+        .collect();
+    type QBox = fn(&QuantBoxes8, &BoxRay, f32) -> raypick::simd::BoxHits<8>;
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(unused_mut)
+    )]
+    let mut qbox_fns: Vec<(&str, QBox)> = vec![("sse", qbox8), ("scalar_twin", qbox8_scalar)];
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if raypick::simd::has_x86_64_v3() {
+        qbox_fns.push(("avx2", |b, r, t| {
+            // SAFETY: the CPU has AVX2, checked above.
+            unsafe { qbox8_avx2_compiled(b, r, t) }
+        }));
+    }
+    for (name, f) in qbox_fns {
+        g.bench_function(BenchmarkId::new("qbox8", name), |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                for (ray, o) in box_rays.iter().zip(&octets) {
+                    n += f(&quantized[o / 8], black_box(ray), f32::INFINITY)
+                        .mask
+                        .count_ones();
+                }
+                n
+            })
+        });
+    }
     let blocks: Vec<Tri4> = (0..N)
         .step_by(LANES)
         .map(|q| {
@@ -276,6 +310,21 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// [`raypick::simd::qbox8_avx2`] inlined into a function compiled for AVX2, as the traversal does.
+///
+/// # Safety
+/// The CPU must support AVX and AVX2.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[target_feature(enable = "avx,avx2")]
+unsafe fn qbox8_avx2_compiled(
+    boxes: &QuantBoxes8,
+    ray: &BoxRay,
+    t_max: f32,
+) -> raypick::simd::BoxHits<8> {
+    // SAFETY: this function is compiled for AVX2 and only called when the CPU has it.
+    unsafe { raypick::simd::qbox8_avx2(boxes, ray, t_max) }
 }
 
 // criterion_group! defines a public function without a doc comment: keep it out of the lint's reach.

@@ -132,7 +132,7 @@ fn steps(anchor: f32, step: f32, estimate: f64, holds: impl Fn(f32) -> bool) -> 
 
 /// Quantizes the exact child boxes `lanes` (those whose bit is set in `valid`) on the grid of their
 /// union.
-pub(crate) fn quantize(lanes: &[Aabb; W], valid: u8) -> QuantBoxes8 {
+pub fn quantize(lanes: &[Aabb; W], valid: u8) -> QuantBoxes8 {
     let node = (0..W)
         .filter(|&l| valid & (1 << l) != 0)
         .fold(Aabb::EMPTY, |b, l| b.union(lanes[l]));
