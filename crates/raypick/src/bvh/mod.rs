@@ -27,6 +27,8 @@ pub mod node;
 pub mod quantized;
 pub mod refit;
 pub mod stats;
+#[cfg(test)]
+mod test_support;
 pub mod traverse;
 pub mod validate;
 pub mod wide;

@@ -25,7 +25,7 @@
 //! ## Layout
 //! [`QuantNode`]: the quantized boxes, then per child an index (`u32`) and a count (`u8`): as in
 //! [`WideNode`](super::wide::WideNode), `count > 0` is a leaf over positions `index..index + count` of
-//! [`QuantizedBvh::prim_ids`] (starting at a multiple of [`LEAF_ALIGN`]), `count == 0` an interior
+//! [`QuantizedBvh::prim_ids`] (starting at a multiple of [`LEAF_ALIGN`](super::wide::LEAF_ALIGN)), `count == 0` an interior
 //! child at node `index` (after its parent), and a lane whose `valid` bit is clear is empty. Leaves
 //! therefore hold at most 255 primitives ([`QuantizedBvh::build`] caps `max_leaf_size`).
 //!
@@ -38,10 +38,10 @@ use std::ops::{ControlFlow, Range};
 
 use glam::Vec3;
 
-use super::stats::Tally;
-use super::validate::check_permutation;
-use super::wide::{traverse_nodes, Traverse, WideBvh, WideChildren, WideRay, LEAF_ALIGN};
-use super::{BuildConfig, BvhStats, ValidationError, MAX_DEPTH};
+use super::stats::wide_stats;
+use super::validate::{validate_wide, WideLane, WideTreeView};
+use super::wide::{traverse_nodes, Traverse, WideBvh, WideChildren, WideRay};
+use super::{BuildConfig, BvhStats, ValidationError};
 use crate::simd::{qbox8, QuantBoxes8};
 use crate::Aabb;
 
@@ -228,7 +228,7 @@ impl QuantizedBvh {
     }
 
     /// The primitive ids in leaf order, padded with [`Self::PADDING`] so that every leaf starts at a
-    /// multiple of [`LEAF_ALIGN`].
+    /// multiple of [`LEAF_ALIGN`](super::wide::LEAF_ALIGN).
     pub fn prim_ids(&self) -> &[u32] {
         &self.prim_ids
     }
@@ -283,28 +283,8 @@ impl QuantizedBvh {
 
     /// Shape figures as for [`WideBvh::stats`], with the conservative (quantized) child boxes.
     pub fn stats(&self) -> BvhStats {
-        let mut tally = Tally::default();
-        let mut stack = Vec::new();
-        if !self.nodes.is_empty() {
-            stack.push((0usize, 1usize));
-        }
-        while let Some((i, d)) = stack.pop() {
-            let node = &self.nodes[i];
-            tally.interior(node.bounds().surface_area());
-            for lane in 0..W {
-                if node.is_leaf(lane) {
-                    let area = node.child_bounds(lane).surface_area();
-                    tally.leaf(usize::from(node.count[lane]), area, d + 1);
-                } else if node.is_interior(lane) {
-                    stack.push((node.index[lane] as usize, d + 1));
-                }
-            }
-        }
-        let root = self.nodes.first().map_or(Aabb::EMPTY, QuantNode::bounds);
-        tally.finish(
-            self.nodes.len(),
-            self.num_prims,
-            root.surface_area(),
+        wide_stats(
+            self,
             self.nodes.capacity() * std::mem::size_of::<QuantNode>()
                 + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
         )
@@ -315,115 +295,62 @@ impl QuantizedBvh {
     /// primitives' boxes, every interior lane's box holds its child's exact box (anchor), and every
     /// lane lies inside its node's anchor; by induction every box holds everything below it.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        let prims = self.num_prims;
-        let nodes = self.nodes.len();
-        if boxes.len() != prims {
-            return Err(ValidationError::BoxCount {
-                boxes: boxes.len(),
-                prims,
-            });
-        }
-        if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
-            return Err(ValidationError::NodeCount { nodes, prims });
-        }
-        check_permutation(
-            self.prim_ids
-                .iter()
-                .copied()
-                .filter(|&p| p != Self::PADDING),
-            prims,
-        )?;
-        if nodes == 0 {
-            return Ok(());
-        }
-        let positions = self.prim_ids.len();
-        let mut reached = vec![0usize; nodes];
-        let mut covered = vec![false; positions];
-        let mut stack = vec![(0usize, 1usize)];
-        while let Some((i, depth)) = stack.pop() {
-            if depth > MAX_DEPTH {
-                return Err(ValidationError::TooDeep { depth });
-            }
-            reached[i] += 1;
-            if reached[i] > 1 {
-                return Err(ValidationError::Reach {
-                    node: i,
-                    count: reached[i],
-                });
-            }
-            let node = &self.nodes[i];
-            let anchor = node.bounds();
-            for lane in 0..W {
-                let bounds = node.child_bounds(lane);
-                let (index, count) = (node.index[lane] as usize, usize::from(node.count[lane]));
-                if !node.is_valid(lane) {
-                    if index != 0 || count != 0 {
-                        return Err(ValidationError::LeafRange {
-                            node: i,
-                            first: index,
-                            end: index + count,
-                        });
-                    }
-                    continue;
-                }
-                if !anchor.contains(&bounds) {
-                    return Err(ValidationError::ChildOutside {
-                        parent: i,
-                        child: index,
-                    });
-                }
-                if node.is_leaf(lane) {
-                    let (first, end) = (index, index + count);
-                    if first % LEAF_ALIGN != 0
-                        || end > positions
-                        || covered[first..end].iter().any(|&c| c)
-                    {
-                        return Err(ValidationError::LeafRange {
-                            node: i,
-                            first,
-                            end,
-                        });
-                    }
-                    covered[first..end].fill(true);
-                    for &prim in &self.prim_ids[first..end] {
-                        let Some(prim_box) = boxes.get(prim as usize) else {
-                            return Err(ValidationError::LeafRange {
-                                node: i,
-                                first,
-                                end,
-                            });
-                        };
-                        if !bounds.contains(prim_box) {
-                            return Err(ValidationError::PrimOutside { node: i, prim });
-                        }
-                    }
+        validate_wide(self, boxes, Self::PADDING)
+    }
+}
+
+impl WideTreeView for QuantizedBvh {
+    const WIDTH: usize = W;
+    fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+    fn num_prims(&self) -> usize {
+        self.num_prims
+    }
+    fn positions(&self) -> &[u32] {
+        &self.prim_ids
+    }
+    fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)> {
+        let n = &self.nodes[node];
+        n.is_valid(lane)
+            .then_some((n.index[lane] as usize, usize::from(n.count[lane])))
+    }
+    fn node_bounds(&self, node: usize) -> Aabb {
+        self.nodes[node].bounds()
+    }
+    fn lane_bounds(&self, node: usize, lane: usize) -> Aabb {
+        self.nodes[node].child_bounds(lane)
+    }
+    /// An empty lane has no index and no count; a lane's box lies inside its node's anchor, and an
+    /// interior lane's box holds its child's anchor (which holds the child's lanes: by induction every
+    /// box holds everything below it).
+    fn check_lane(&self, node: usize, lane: usize) -> Result<(), ValidationError> {
+        let n = &self.nodes[node];
+        let (index, count) = (n.index[lane] as usize, usize::from(n.count[lane]));
+        match self.lane(node, lane) {
+            WideLane::Empty if index != 0 || count != 0 => Err(ValidationError::LeafRange {
+                node,
+                first: index,
+                end: index + count,
+            }),
+            WideLane::Empty => Ok(()),
+            lane_kind => {
+                let bounds = n.child_bounds(lane);
+                let inside = n.bounds().contains(&bounds);
+                let holds_child = match lane_kind {
+                    WideLane::Interior { child } => bounds.contains(&self.nodes[child].bounds()),
+                    _ => true,
+                };
+                if inside && holds_child {
+                    Ok(())
                 } else {
-                    if index <= i || index >= nodes {
-                        return Err(ValidationError::Layout {
-                            node: i,
-                            right: index,
-                            nodes,
-                        });
-                    }
-                    if !bounds.contains(&self.nodes[index].bounds()) {
-                        return Err(ValidationError::ChildOutside {
-                            parent: i,
-                            child: index,
-                        });
-                    }
-                    stack.push((index, depth + 1));
+                    Err(ValidationError::ChildOutside {
+                        parent: node,
+                        child: index,
+                    })
                 }
             }
         }
-        if let Some(node) = reached.iter().position(|&r| r == 0) {
-            return Err(ValidationError::Reach { node, count: 0 });
-        }
-        for (position, (&c, &p)) in covered.iter().zip(&self.prim_ids).enumerate() {
-            if c == (p == Self::PADDING) {
-                return Err(ValidationError::Uncovered { position });
-            }
-        }
-        Ok(())
     }
 }
 
@@ -497,40 +424,7 @@ mod tests {
     use rand_pcg::Pcg64;
 
     use super::*;
-    use crate::Ray;
-
-    fn random_boxes(n: usize, seed: u64, scale: f32) -> (Vec<Aabb>, Vec<Vec3>) {
-        let mut rng = Pcg64::seed_from_u64(seed);
-        let boxes: Vec<Aabb> = (0..n)
-            .map(|_| {
-                let p = Vec3::new(
-                    rng.gen_range(-10.0..10.0),
-                    rng.gen_range(-10.0..10.0),
-                    rng.gen_range(-10.0..10.0),
-                ) * scale;
-                Aabb::new(p, p + Vec3::splat(rng.gen_range(0.01..1.0) * scale))
-            })
-            .collect();
-        let centroids = boxes.iter().map(Aabb::center).collect();
-        (boxes, centroids)
-    }
-
-    fn random_ray(rng: &mut Pcg64, k: usize, reach: f32) -> Ray {
-        let origin = Vec3::new(
-            rng.gen_range(-reach..reach),
-            rng.gen_range(-reach..reach),
-            rng.gen_range(-reach..reach),
-        );
-        let mut dir = Vec3::new(
-            rng.gen_range(-1.0..1.0),
-            rng.gen_range(-1.0..1.0),
-            rng.gen_range(-1.0..1.0),
-        );
-        if k % 4 == 0 {
-            dir[k / 4 % 3] = 0.0;
-        }
-        Ray::new(origin, dir)
-    }
+    use crate::bvh::test_support::{random_boxes, random_ray};
 
     proptest! {
         /// Every quantized box holds its exact box, lies inside the node's exact box, and is tight:

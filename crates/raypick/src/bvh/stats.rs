@@ -108,3 +108,41 @@ impl Bvh {
         )
     }
 }
+
+/// [`BvhStats`] of a wide tree (float or quantized): `nodes` counts wide nodes, `leaves` leaf
+/// children, `sah_cost` charges one node test per node visit and one test per primitive, with the
+/// boxes the traversal tests. `memory_bytes` is the caller's.
+pub(crate) fn wide_stats<T: super::validate::WideTreeView>(
+    tree: &T,
+    memory_bytes: usize,
+) -> BvhStats {
+    use super::validate::WideLane;
+    let mut tally = Tally::default();
+    let mut stack = Vec::new();
+    if tree.num_nodes() > 0 {
+        stack.push((0usize, 1usize));
+    }
+    while let Some((i, d)) = stack.pop() {
+        tally.interior(tree.node_bounds(i).surface_area());
+        for lane in 0..T::WIDTH {
+            match tree.lane(i, lane) {
+                WideLane::Leaf { count, .. } => {
+                    tally.leaf(count, tree.lane_bounds(i, lane).surface_area(), d + 1);
+                }
+                WideLane::Interior { child } => stack.push((child, d + 1)),
+                WideLane::Empty => {}
+            }
+        }
+    }
+    let root = if tree.num_nodes() > 0 {
+        tree.node_bounds(0)
+    } else {
+        crate::Aabb::EMPTY
+    };
+    tally.finish(
+        tree.num_nodes(),
+        tree.num_prims(),
+        root.surface_area(),
+        memory_bytes,
+    )
+}

@@ -36,9 +36,9 @@ use std::ops::{ControlFlow, Range};
 use arrayvec::ArrayVec;
 use glam::Vec3;
 
-use super::stats::Tally;
+use super::stats::wide_stats;
 use super::traverse::prune_bound;
-use super::validate::check_permutation;
+use super::validate::{validate_wide, WideLane, WideTreeView};
 use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
 use crate::simd::{box4, box8, prefetch, BoxHits, BoxRay};
 
@@ -485,27 +485,8 @@ impl<const W: usize> WideBvh<W> {
     /// Shape figures, as for the binary BVH: `nodes` counts wide nodes, `leaves` leaf children,
     /// `sah_cost` charges one 4-wide box test per node visit and one test per primitive.
     pub fn stats(&self) -> BvhStats {
-        let mut tally = Tally::default();
-        let mut stack = Vec::new();
-        if !self.nodes.is_empty() {
-            stack.push((0usize, 1usize));
-        }
-        while let Some((i, d)) = stack.pop() {
-            let node = &self.nodes[i];
-            tally.interior(node.bounds().surface_area());
-            for lane in 0..W {
-                if node.is_leaf(lane) {
-                    let area = node.child_bounds(lane).surface_area();
-                    tally.leaf(node.count[lane] as usize, area, d + 1);
-                } else if node.is_interior(lane) {
-                    stack.push((node.index[lane] as usize, d + 1));
-                }
-            }
-        }
-        tally.finish(
-            self.nodes.len(),
-            self.num_prims,
-            self.bounds().surface_area(),
+        wide_stats(
+            self,
             self.nodes.capacity() * std::mem::size_of::<WideNode<W>>()
                 + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
         )
@@ -517,105 +498,54 @@ impl<const W: usize> WideBvh<W> {
     /// starting at a multiple of [`LEAF_ALIGN`], covering each id's position once; empty lanes with empty
     /// boxes; child boxes holding their node's children and leaf boxes their primitives' boxes.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        let prims = self.num_prims;
-        let nodes = self.nodes.len();
-        if boxes.len() != prims {
-            return Err(ValidationError::BoxCount {
-                boxes: boxes.len(),
-                prims,
-            });
-        }
-        if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
-            return Err(ValidationError::NodeCount { nodes, prims });
-        }
-        check_permutation(
-            self.prim_ids
-                .iter()
-                .copied()
-                .filter(|&p| p != Self::PADDING),
-            prims,
-        )?;
-        if nodes == 0 {
-            return Ok(());
-        }
-        let positions = self.prim_ids.len();
-        let mut reached = vec![0usize; nodes];
-        let mut covered = vec![false; positions];
-        let mut stack = vec![(0usize, 1usize)];
-        while let Some((i, depth)) = stack.pop() {
-            if depth > MAX_DEPTH {
-                return Err(ValidationError::TooDeep { depth });
+        validate_wide(self, boxes, Self::PADDING)
+    }
+}
+
+impl<const W: usize> WideTreeView for WideBvh<W> {
+    const WIDTH: usize = W;
+    fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+    fn num_prims(&self) -> usize {
+        self.num_prims
+    }
+    fn positions(&self) -> &[u32] {
+        &self.prim_ids
+    }
+    fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)> {
+        let n = &self.nodes[node];
+        (n.is_leaf(lane) || n.is_interior(lane))
+            .then_some((n.index[lane] as usize, n.count[lane] as usize))
+    }
+    fn node_bounds(&self, node: usize) -> Aabb {
+        self.nodes[node].bounds()
+    }
+    fn lane_bounds(&self, node: usize, lane: usize) -> Aabb {
+        self.nodes[node].child_bounds(lane)
+    }
+    /// An empty lane has an empty box (never hit); an interior lane's box holds its child's boxes.
+    fn check_lane(&self, node: usize, lane: usize) -> Result<(), ValidationError> {
+        let bounds = self.lane_bounds(node, lane);
+        let holds = match self.lane(node, lane) {
+            WideLane::Empty => bounds.is_empty(),
+            WideLane::Leaf { .. } => true,
+            WideLane::Interior { child } => {
+                (0..W).all(|l| bounds.contains(&self.nodes[child].child_bounds(l)))
             }
-            reached[i] += 1;
-            if reached[i] > 1 {
-                return Err(ValidationError::Reach {
-                    node: i,
-                    count: reached[i],
-                });
-            }
-            let node = &self.nodes[i];
-            for lane in 0..W {
-                let bounds = node.child_bounds(lane);
-                let (index, count) = (node.index[lane] as usize, node.count[lane] as usize);
-                if node.is_leaf(lane) {
-                    let (first, end) = (index, index + count);
-                    if first % LEAF_ALIGN != 0
-                        || end > positions
-                        || covered[first..end].iter().any(|&c| c)
-                    {
-                        return Err(ValidationError::LeafRange {
-                            node: i,
-                            first,
-                            end,
-                        });
-                    }
-                    covered[first..end].fill(true);
-                    for &prim in &self.prim_ids[first..end] {
-                        let Some(prim_box) = boxes.get(prim as usize) else {
-                            return Err(ValidationError::LeafRange {
-                                node: i,
-                                first,
-                                end,
-                            });
-                        };
-                        if !bounds.contains(prim_box) {
-                            return Err(ValidationError::PrimOutside { node: i, prim });
-                        }
-                    }
-                } else if node.is_interior(lane) {
-                    if index <= i || index >= nodes {
-                        return Err(ValidationError::Layout {
-                            node: i,
-                            right: index,
-                            nodes,
-                        });
-                    }
-                    let child = &self.nodes[index];
-                    if (0..W).any(|l| !bounds.contains(&child.child_bounds(l))) {
-                        return Err(ValidationError::ChildOutside {
-                            parent: i,
-                            child: index,
-                        });
-                    }
-                    stack.push((index, depth + 1));
-                } else if !bounds.is_empty() {
-                    // An empty lane must never be hit.
-                    return Err(ValidationError::ChildOutside {
-                        parent: i,
-                        child: 0,
-                    });
-                }
-            }
+        };
+        if holds {
+            Ok(())
+        } else {
+            let child = match self.lane(node, lane) {
+                WideLane::Interior { child } => child,
+                _ => 0,
+            };
+            Err(ValidationError::ChildOutside {
+                parent: node,
+                child,
+            })
         }
-        if let Some(node) = reached.iter().position(|&c| c != 1) {
-            return Err(ValidationError::Reach { node, count: 0 });
-        }
-        if let Some(position) =
-            (0..positions).find(|&p| covered[p] != (self.prim_ids[p] != Self::PADDING))
-        {
-            return Err(ValidationError::Uncovered { position });
-        }
-        Ok(())
     }
 }
 
@@ -734,26 +664,15 @@ impl WideBvh<8> {
 
 #[cfg(test)]
 mod tests {
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     use rand_pcg::Pcg64;
 
     use super::*;
+    use crate::bvh::test_support::random_ray;
     use crate::bvh::BuildConfig;
 
     fn random_boxes(n: usize, seed: u64) -> (Vec<Aabb>, Vec<Vec3>) {
-        let mut rng = Pcg64::seed_from_u64(seed);
-        let boxes: Vec<Aabb> = (0..n)
-            .map(|_| {
-                let p = Vec3::new(
-                    rng.gen_range(-10.0..10.0),
-                    rng.gen_range(-10.0..10.0),
-                    rng.gen_range(-10.0..10.0),
-                );
-                Aabb::new(p, p + Vec3::splat(rng.gen_range(0.01..1.0)))
-            })
-            .collect();
-        let centroids = boxes.iter().map(Aabb::center).collect();
-        (boxes, centroids)
+        crate::bvh::test_support::random_boxes(n, seed, 1.0)
     }
 
     #[test]
@@ -835,23 +754,7 @@ mod tests {
         let wide = WideBvh::<W>::from_binary(&binary);
         let mut rng = Pcg64::seed_from_u64(5);
         for k in 0..2000 {
-            let origin = Vec3::new(
-                rng.gen_range(-15.0..15.0),
-                rng.gen_range(-15.0..15.0),
-                rng.gen_range(-15.0..15.0),
-            );
-            let mut dir = Vec3::new(
-                rng.gen_range(-1.0..1.0),
-                rng.gen_range(-1.0..1.0),
-                rng.gen_range(-1.0..1.0),
-            );
-            if k % 4 == 0 {
-                dir[k / 4 % 3] = 0.0;
-            }
-            if k % 8 == 0 {
-                dir[(k / 8 + 1) % 3] = 0.0;
-            }
-            let ray = Ray::new(origin, dir);
+            let ray = random_ray(&mut rng, k, 15.0);
             let mut reached_binary = Vec::new();
             let _ = binary.traverse(&crate::bvh::BvhRay::new(&ray), ray.t_max, |range, _| {
                 reached_binary.extend(range.map(|i| binary.prim_ids()[i]));
@@ -916,20 +819,7 @@ mod tests {
         }
         let mut total = 0;
         for k in 0..1000 {
-            let origin = Vec3::new(
-                rng.gen_range(-15.0..15.0),
-                rng.gen_range(-15.0..15.0),
-                rng.gen_range(-15.0..15.0),
-            );
-            let mut dir = Vec3::new(
-                rng.gen_range(-1.0..1.0),
-                rng.gen_range(-1.0..1.0),
-                rng.gen_range(-1.0..1.0),
-            );
-            if k % 4 == 0 {
-                dir[k / 4 % 3] = 0.0;
-            }
-            let ray = WideRay::new(&Ray::new(origin, dir));
+            let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
             let mut seen: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
             for (name, visit) in &ways {
                 let mut leaves = Vec::new();
