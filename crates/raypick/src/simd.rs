@@ -163,31 +163,55 @@ pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
 #[inline]
 #[target_feature(enable = "avx")]
 pub fn box8_avx(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
-    use std::arch::x86_64::*;
-    let mut t_near = [0.0f32; 8];
-    let mut near = _mm256_set1_ps(ray.t_min);
-    let mut far = _mm256_set1_ps(f32::INFINITY);
-    for axis in 0..3 {
-        let o = _mm256_set1_ps(ray.origin[axis]);
-        let inv = _mm256_set1_ps(ray.inv_dir[axis]);
-        // SAFETY: each load reads the eight floats of one `[f32; 8]` row, unaligned.
-        let (near_plane, far_plane) = unsafe {
-            (
-                _mm256_loadu_ps(bounds[ray.near_row[axis]].as_ptr()),
-                _mm256_loadu_ps(bounds[ray.far_row[axis]].as_ptr()),
-            )
-        };
-        near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
-        far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
+    // SAFETY: this function is compiled for AVX (its callers checked the CPU); each load reads the
+    // eight floats of one `[f32; 8]` row (`row` < 6: it comes from `ray.near_row` / `far_row`),
+    // unaligned.
+    unsafe {
+        slab8_avx(
+            ray,
+            t_max,
+            #[inline(always)]
+            |row| std::arch::x86_64::_mm256_loadu_ps(bounds[row].as_ptr()),
+        )
     }
-    let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
-    let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
-    // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
-    let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
-    // SAFETY: the store writes the eight floats of `t_near`, unaligned.
-    unsafe { _mm256_storeu_ps(t_near.as_mut_ptr(), near) };
-    let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
-    BoxHits { mask, t_near }
+}
+
+/// The 8-lane slab test of [`box8_avx`] and [`qbox8_avx2`], given how to get plane row `row` (the
+/// float node loads it, the quantized one dequantizes it).
+///
+/// # Safety
+/// The CPU must support AVX, and the caller must be compiled with it (this is inlined into it).
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline(always)]
+unsafe fn slab8_avx(
+    ray: &BoxRay,
+    t_max: f32,
+    plane: impl Fn(usize) -> std::arch::x86_64::__m256,
+) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX; the store writes the eight floats of `t_near`, unaligned.
+    unsafe {
+        let mut t_near = [0.0f32; 8];
+        let mut near = _mm256_set1_ps(ray.t_min);
+        let mut far = _mm256_set1_ps(f32::INFINITY);
+        for axis in 0..3 {
+            let o = _mm256_set1_ps(ray.origin[axis]);
+            let inv = _mm256_set1_ps(ray.inv_dir[axis]);
+            // `near_row[axis]` is `2·axis` or `2·axis + 1`; written so, the row is provably below 6
+            // and the closures' row accesses need no bounds check.
+            let near_plane = plane(2 * axis + (ray.near_row[axis] & 1));
+            let far_plane = plane(2 * axis + (ray.far_row[axis] & 1));
+            near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
+            far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
+        }
+        let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
+        let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
+        // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
+        let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
+        _mm256_storeu_ps(t_near.as_mut_ptr(), near);
+        let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
+        BoxHits { mask, t_near }
+    }
 }
 
 /// `true` when the CPU is x86-64-v3 (AVX2, FMA, BMI1/2, LZCNT, POPCNT): what the fastest traversal
@@ -196,22 +220,41 @@ pub fn box8_avx(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> 
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 #[inline]
 pub fn has_x86_64_v3() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    // 0: not asked yet, 1: no, 2: yes.
-    static V3: AtomicU8 = AtomicU8::new(0);
-    match V3.load(Ordering::Relaxed) {
-        0 => {
-            use std::arch::is_x86_feature_detected as has;
-            let v3 = has!("avx2")
-                && has!("fma")
-                && has!("bmi1")
-                && has!("bmi2")
-                && has!("lzcnt")
-                && has!("popcnt");
-            V3.store(1 + u8::from(v3), Ordering::Relaxed);
-            v3
+    use std::arch::is_x86_feature_detected as has;
+    static V3: CpuCheck = CpuCheck::new();
+    V3.get(|| {
+        has!("avx2")
+            && has!("fma")
+            && has!("bmi1")
+            && has!("bmi2")
+            && has!("lzcnt")
+            && has!("popcnt")
+    })
+}
+
+/// A CPU feature answer asked once per process, then one relaxed load.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+struct CpuCheck(std::sync::atomic::AtomicU8);
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+impl CpuCheck {
+    const fn new() -> Self {
+        Self(std::sync::atomic::AtomicU8::new(0))
+    }
+
+    /// The cached answer, or `detect()` the first time (0: not asked yet, 1: no, 2: yes). Two
+    /// threads asking at once both detect the same answer, so a race only repeats the question.
+    #[inline]
+    fn get(&self, detect: impl FnOnce() -> bool) -> bool {
+        use std::sync::atomic::Ordering;
+        match self.0.load(Ordering::Relaxed) {
+            0 => {
+                let answer = detect();
+                self.0.store(1 + u8::from(answer), Ordering::Relaxed);
+                answer
+            }
+            answer => answer == 2,
         }
-        answer => answer == 2,
     }
 }
 
@@ -240,12 +283,8 @@ impl QuantBoxes8 {
     /// The grid step of row `row` with its sign: `+scale` for min rows, `−scale` for max rows.
     #[inline(always)]
     pub fn signed_scale(&self, row: usize) -> f32 {
-        let s = self.scale[row / 2];
-        if row % 2 == 0 {
-            s
-        } else {
-            -s
-        }
+        // The sign bit flipped for odd (max) rows, as `-scale` does, without a branch.
+        f32::from_bits(self.scale[row / 2].to_bits() ^ ((row as u32 & 1) << 31))
     }
 
     /// Plane `row` of lane `lane` (the spec of every dequantization).
@@ -289,43 +328,26 @@ pub fn qbox8_scalar(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8>
 #[inline(always)]
 pub unsafe fn qbox8_avx2(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
     use std::arch::x86_64::*;
-    // SAFETY: the caller guarantees AVX and AVX2. Rows are indexed `2·axis + bit`, always below 6
-    // (the same rows as `ray.near_row` / `ray.far_row`); the byte loads read the eight bytes of one
-    // `[u8; 8]` row and the store the eight floats of `t_near`, unaligned.
-    unsafe {
-        let row = |axis: usize, r: usize| -> __m256 {
-            let r = 2 * axis + (r & 1);
-            let bytes = _mm_loadl_epi64(boxes.q[r].as_ptr().cast::<__m128i>());
-            let q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
-            // ±scale without a branch: the sign bit of max rows flipped.
-            let scale = f32::from_bits(boxes.scale[axis].to_bits() ^ ((r as u32 & 1) << 31));
-            _mm256_add_ps(
-                _mm256_set1_ps(boxes.anchor[r]),
-                _mm256_mul_ps(q, _mm256_set1_ps(scale)),
-            )
-        };
-        let mut t_near = [0.0f32; 8];
-        let mut near = _mm256_set1_ps(ray.t_min);
-        let mut far = _mm256_set1_ps(f32::INFINITY);
-        for axis in 0..3 {
-            let o = _mm256_set1_ps(ray.origin[axis]);
-            let inv = _mm256_set1_ps(ray.inv_dir[axis]);
-            let near_plane = row(axis, ray.near_row[axis]);
-            let far_plane = row(axis, ray.far_row[axis]);
-            near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
-            far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
-        }
-        let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
-        let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
-        // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
-        let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
-        _mm256_storeu_ps(t_near.as_mut_ptr(), near);
-        let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
-        BoxHits {
-            mask: mask & u32::from(boxes.valid),
-            t_near,
-        }
-    }
+    // SAFETY: the caller guarantees AVX and AVX2. Rows come from `ray.near_row` / `ray.far_row`,
+    // below 6; each byte load reads the eight bytes of one `[u8; 8]` row, unaligned.
+    let mut hits = unsafe {
+        // Inlined, so that the intrinsics are compiled for the caller's AVX2.
+        slab8_avx(
+            ray,
+            t_max,
+            #[inline(always)]
+            |row| {
+                let bytes = _mm_loadl_epi64(boxes.q[row].as_ptr().cast::<__m128i>());
+                let q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+                _mm256_add_ps(
+                    _mm256_set1_ps(boxes.anchor[row]),
+                    _mm256_mul_ps(q, _mm256_set1_ps(boxes.signed_scale(row))),
+                )
+            },
+        )
+    };
+    hits.mask &= u32::from(boxes.valid);
+    hits
 }
 
 /// Scalar twin (the spec) of [`box4`].
@@ -476,17 +498,8 @@ pub fn tri_candidates_scalar(blocks: &[Tri4], ray: &ShearRay) -> u32 {
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 #[inline]
 pub fn has_avx() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    // 0: not asked yet, 1: no, 2: yes.
-    static AVX: AtomicU8 = AtomicU8::new(0);
-    match AVX.load(Ordering::Relaxed) {
-        0 => {
-            let avx = std::arch::is_x86_feature_detected!("avx");
-            AVX.store(1 + u8::from(avx), Ordering::Relaxed);
-            avx
-        }
-        answer => answer == 2,
-    }
+    static AVX: CpuCheck = CpuCheck::new();
+    AVX.get(|| std::arch::is_x86_feature_detected!("avx"))
 }
 
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]

@@ -120,6 +120,30 @@ pub(crate) fn check_permutation(
     }
 }
 
+/// The walk from the root enters node `i` at `depth` (shared by the binary and the wide trees): no
+/// deeper than [`MAX_DEPTH`], and no node reached twice.
+fn enter(reached: &mut [usize], i: usize, depth: usize) -> Result<(), ValidationError> {
+    if depth > MAX_DEPTH {
+        return Err(ValidationError::TooDeep { depth });
+    }
+    reached[i] += 1;
+    if reached[i] > 1 {
+        return Err(ValidationError::Reach {
+            node: i,
+            count: reached[i],
+        });
+    }
+    Ok(())
+}
+
+/// After the walk: every node was reached.
+fn all_reached(reached: &[usize]) -> Result<(), ValidationError> {
+    match reached.iter().position(|&c| c != 1) {
+        Some(node) => Err(ValidationError::Reach { node, count: 0 }),
+        None => Ok(()),
+    }
+}
+
 /// One lane of a wide node, as [`validate_wide`] sees it.
 pub(crate) enum WideLane {
     /// No child.
@@ -189,16 +213,7 @@ pub(crate) fn validate_wide<T: WideTreeView>(
     let mut covered = vec![false; ids.len()];
     let mut stack = vec![(0usize, 1usize)];
     while let Some((i, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            return Err(ValidationError::TooDeep { depth });
-        }
-        reached[i] += 1;
-        if reached[i] > 1 {
-            return Err(ValidationError::Reach {
-                node: i,
-                count: reached[i],
-            });
-        }
+        enter(&mut reached, i, depth)?;
         for lane in 0..T::WIDTH {
             match tree.lane(i, lane) {
                 WideLane::Empty => {}
@@ -241,9 +256,7 @@ pub(crate) fn validate_wide<T: WideTreeView>(
             tree.check_lane(i, lane)?;
         }
     }
-    if let Some(node) = reached.iter().position(|&c| c != 1) {
-        return Err(ValidationError::Reach { node, count: 0 });
-    }
+    all_reached(&reached)?;
     if let Some(position) = (0..ids.len()).find(|&p| covered[p] != (ids[p] != padding)) {
         return Err(ValidationError::Uncovered { position });
     }
@@ -278,16 +291,7 @@ impl Bvh {
         let mut covered = vec![false; prims];
         let mut stack = vec![(0usize, 1usize)];
         while let Some((i, depth)) = stack.pop() {
-            if depth > MAX_DEPTH {
-                return Err(ValidationError::TooDeep { depth });
-            }
-            reached[i] += 1;
-            if reached[i] > 1 {
-                return Err(ValidationError::Reach {
-                    node: i,
-                    count: reached[i],
-                });
-            }
+            enter(&mut reached, i, depth)?;
             let node = &self.nodes[i];
             let bounds = node.bounds();
             if node.is_leaf() {
@@ -324,9 +328,7 @@ impl Bvh {
                 }
             }
         }
-        if let Some(node) = reached.iter().position(|&c| c != 1) {
-            return Err(ValidationError::Reach { node, count: 0 });
-        }
+        all_reached(&reached)?;
         if let Some(position) = covered.iter().position(|&c| !c) {
             return Err(ValidationError::Uncovered { position });
         }
