@@ -244,17 +244,23 @@ impl CpuCheck {
 
     /// The cached answer, or `detect()` the first time (0: not asked yet, 1: no, 2: yes). Two
     /// threads asking at once both detect the same answer, so a race only repeats the question.
-    #[inline]
+    #[inline(always)]
     fn get(&self, detect: impl FnOnce() -> bool) -> bool {
-        use std::sync::atomic::Ordering;
-        match self.0.load(Ordering::Relaxed) {
-            0 => {
-                let answer = detect();
-                self.0.store(1 + u8::from(answer), Ordering::Relaxed);
-                answer
-            }
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => self.detect(detect),
             answer => answer == 2,
         }
+    }
+
+    /// The first question: out of line, so [`Self::get`] inlines to a load and a compare (it was
+    /// a call on every traversal).
+    #[cold]
+    #[inline(never)]
+    fn detect(&self, detect: impl FnOnce() -> bool) -> bool {
+        let answer = detect();
+        self.0
+            .store(1 + u8::from(answer), std::sync::atomic::Ordering::Relaxed);
+        answer
     }
 }
 

@@ -232,20 +232,29 @@ where
                 defer(&mut stack, node, far, hits.t_near[far]);
                 Some(near)
             } else {
-                // Push the hit children, then sort the pushed entries farthest first
-                // (insertion sort of at most W), so the nearest is popped next.
-                let base = stack.len();
+                // Sort the hit lanes farthest first and push them in that order, so the nearest
+                // is popped next. The sort works on one integer per lane (the entry distance as
+                // ordered bits, the lane in the low bits: equal distances put the higher lane on
+                // top), insertion of at most W: cheaper than moving stack entries.
+                let mut keys = [0u64; W];
+                let mut n = 0;
                 mask |= 1 << first_lane;
                 while mask != 0 {
                     let lane = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
-                    defer(&mut stack, node, lane, hits.t_near[lane]);
-                    let pushed = stack.as_mut_slice();
-                    let mut j = pushed.len() - 1;
-                    while j > base && pushed[j - 1].2 < pushed[j].2 {
-                        pushed.swap(j - 1, j);
+                    let key =
+                        u64::from(ordered_bits(hits.t_near[lane])) << 32 | (W - 1 - lane) as u64;
+                    let mut j = n;
+                    while j > 0 && keys[j - 1] < key {
+                        keys[j] = keys[j - 1];
                         j -= 1;
                     }
+                    keys[j] = key;
+                    n += 1;
+                }
+                for &key in &keys[..n] {
+                    let lane = W - 1 - (key as u32 as usize);
+                    defer(&mut stack, node, lane, hits.t_near[lane]);
                 }
                 None
             };
@@ -278,6 +287,14 @@ where
             prune = prune_bound(t_max);
         }
     }
+}
+
+/// `t`'s bits mapped so that unsigned order is float order (negative values flipped, positive ones
+/// above them). Entry distances of hit children are never NaN (the hit test is false for NaN).
+#[inline(always)]
+fn ordered_bits(t: f32) -> u32 {
+    let bits = t.to_bits();
+    bits ^ (((bits as i32 >> 31) as u32) | 0x8000_0000)
 }
 
 /// Node `i`, without a bounds check on the hot path.
@@ -841,6 +858,34 @@ mod tests {
             total > 1000,
             "{total} leaves: the rays should cross the boxes"
         );
+    }
+
+    #[test]
+    fn ordered_bits_sort_like_the_floats() {
+        let values = [
+            f32::NEG_INFINITY,
+            -1e30,
+            -1.0,
+            -1e-30,
+            -f32::MIN_POSITIVE / 2.0,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE / 2.0,
+            1e-30,
+            1.0,
+            1.5,
+            1e30,
+            f32::MAX,
+            f32::INFINITY,
+        ];
+        for pair in values.windows(2) {
+            assert!(
+                ordered_bits(pair[0]) < ordered_bits(pair[1]),
+                "{} < {}",
+                pair[0],
+                pair[1]
+            );
+        }
     }
 
     fn leaf_of(

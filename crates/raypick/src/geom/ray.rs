@@ -4,7 +4,7 @@
 //! t ∈ [0, 1]`, and a line is `t ∈ (-∞, ∞)`. `dir` is never normalized behind the caller's back, so `t`
 //! is always in units of `dir`.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// A ray (or segment, or line): the points `origin + t * dir` for `t_min <= t <= t_max`.
 ///
@@ -83,10 +83,12 @@ impl Ray {
     /// non-empty, non-NaN interval. Kernels return a miss for rays that fail this test.
     #[inline]
     pub fn is_valid(&self) -> bool {
-        self.origin.is_finite()
-            && self.dir.is_finite()
-            && self.dir != Vec3::ZERO
-            && self.t_min <= self.t_max // false for NaN
+        // Four-lane compares without branches: every query checks this at least once per ray.
+        let origin = Vec3A::from(self.origin);
+        let dir = Vec3A::from(self.dir);
+        (origin.is_finite_mask() & dir.is_finite_mask()).all()
+            & dir.cmpne(Vec3A::ZERO).any()
+            & (self.t_min <= self.t_max) // false for NaN
     }
 }
 
