@@ -15,8 +15,7 @@ use raypick::geom::triangle::{
 };
 use raypick::simd::{
     box4, box4_scalar, qbox8, qbox8_scalar, tri4_candidates, tri4_candidates_scalar,
-    tri_candidates, tri_candidates_scalar, tri_hits, tri_hits_scalar, BoxRay, QuantBoxes8, Tri4,
-    LANES,
+    tri_candidates, tri_candidates_scalar, BoxRay, QuantBoxes8, Tri4, LANES,
 };
 use raypick::{Aabb, Ray};
 
@@ -305,28 +304,6 @@ fn bench(c: &mut Criterion) {
                 for (ray, p) in shear_rays.iter().zip(&pairs) {
                     let first = p / LANES;
                     n += f(&blocks[first..first + 2], black_box(ray)).count_ones();
-                }
-                n
-            })
-        });
-    }
-    // The whole watertight test of two blocks (hit, t, u, v per lane) against its twin.
-    let hit_rays: Vec<_> = inp
-        .rays
-        .iter()
-        .map(|r| WatertightRay::new(r).hit_ray(Culling::None))
-        .collect();
-    type TriHitsFn = fn(&[Tri4], &raypick::simd::HitRay) -> raypick::simd::TriHits;
-    let hits_fns: [(&str, TriHitsFn); 2] = [("simd", tri_hits), ("scalar_twin", tri_hits_scalar)];
-    for (name, f) in hits_fns {
-        g.bench_function(BenchmarkId::new("tri_hits_two_blocks", name), |b| {
-            b.iter(|| {
-                let mut n = 0u32;
-                for (ray, p) in hit_rays.iter().zip(&pairs) {
-                    let first = p / LANES;
-                    n += f(&blocks[first..first + 2], black_box(ray))
-                        .hit
-                        .count_ones();
                 }
                 n
             })

@@ -158,19 +158,6 @@ impl WatertightRay {
         }
     }
 
-    /// The whole shear, the `t` range and the culling, for the SIMD test of whole blocks
-    /// [`crate::simd::tri_hits`] (which computes the same values as [`Self::intersect`]).
-    #[inline]
-    pub fn hit_ray(&self, culling: Culling) -> crate::simd::HitRay {
-        crate::simd::HitRay {
-            shear: self.shear_ray(),
-            row_z: self.row_z.to_array(),
-            t_min: self.t_min,
-            t_max: self.t_max,
-            cull_back: culling == Culling::Back,
-        }
-    }
-
     /// The watertight test against one triangle. See [`watertight`] for the contract and [`EdgeRule`]
     /// for how exact edge hits are assigned.
     #[inline]
@@ -296,7 +283,7 @@ fn f64_to_f32_keep_sign(x: f64) -> f32 {
 /// triangle is caught. A non-degenerate triangle is reported degenerate only if its area is below the
 /// `f64` rounding of these products (relative `2⁻⁵³`), far below anything `f32` can resolve.
 #[inline]
-pub(crate) fn is_degenerate(v0: Vec3, v1: Vec3, v2: Vec3) -> bool {
+fn is_degenerate(v0: Vec3, v1: Vec3, v2: Vec3) -> bool {
     let e1 = v1.as_dvec3() - v0.as_dvec3();
     let e2 = v2.as_dvec3() - v0.as_dvec3();
     e1.cross(e2) == DVec3::ZERO

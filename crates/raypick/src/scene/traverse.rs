@@ -12,8 +12,8 @@ use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
 use crate::bvh::wide::{Traverse, WideRay};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
-use crate::geom::triangle::{is_degenerate, Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{prefetch, tri_candidates, tri_hits, HitRay, TriHits, LANES};
+use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
+use crate::simd::{prefetch, tri_candidates, ShearRay, LANES};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -170,7 +170,7 @@ impl MeshAccel {
             Mode::Bvh => {
                 // The kernel's ray is set up at the first leaf: most rays that miss the mesh reach
                 // none (a fifth of the time of a primary ray went into setting it up).
-                let mut kernel_ray: Option<(WatertightRay, HitRay)> = None;
+                let mut kernel_ray: Option<(WatertightRay, ShearRay)> = None;
                 let t_max = col.t_max();
                 let prefetch_leaf = |range: std::ops::Range<usize>| {
                     prefetch(&self.blocks[range.start / LANES..range.end.div_ceil(LANES)]);
@@ -182,14 +182,12 @@ impl MeshAccel {
                     // (see `Traverse for WideBvh<8>`).
                     #[inline(always)]
                     |range, t_max| {
-                        // A leaf is whole blocks of four (it starts at a multiple of LANES). The
-                        // SIMD test ([`tri_hits`]) decides every triangle whose edge functions are
-                        // non-zero, the scalar kernel the rest; a mirroring instance's culling
-                        // needs the kernel's second look, so there only the prefilter
-                        // ([`tri_candidates`]) runs in SIMD.
-                        let (wray, hray) = kernel_ray.get_or_insert_with(|| {
+                        // A leaf is whole blocks of four (it starts at a multiple of LANES); the
+                        // SIMD prefilter ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar
+                        // kernel decides on the rest.
+                        let (wray, shear) = kernel_ray.get_or_insert_with(|| {
                             let wray = WatertightRay::new(&ray_local);
-                            (wray, wray.hit_ray(kernel_culling))
+                            (wray, wray.shear_ray())
                         });
                         // Two blocks per pass (one 8-lane AVX pass where the CPU has it).
                         for base in range.clone().step_by(2 * LANES) {
@@ -197,39 +195,15 @@ impl MeshAccel {
                             let first_block = base / LANES;
                             let blocks =
                                 &self.blocks[first_block..first_block + live.div_ceil(LANES)];
-                            let live_mask = (1u32 << live) - 1;
-                            let hits = if cull_object_front {
-                                TriHits {
-                                    undecided: tri_candidates(blocks, &hray.shear),
-                                    ..TriHits::NONE
-                                }
-                            } else {
-                                tri_hits(blocks, hray)
-                            };
-                            let mut lanes = (hits.hit | hits.undecided) & live_mask;
+                            let mut lanes = tri_candidates(blocks, shear) & ((1 << live) - 1);
                             while lanes != 0 {
-                                let lane = lanes.trailing_zeros() as usize;
+                                let slot = base + lanes.trailing_zeros() as usize;
                                 lanes &= lanes - 1;
-                                let slot = base + lane;
-                                let h = if hits.hit >> lane & 1 != 0 {
-                                    let [a, b, c] = self.tri(slot);
-                                    if is_degenerate(a, b, c) {
-                                        continue;
+                                if let Some(h) = test(wray, slot) {
+                                    if h.t <= *t_max {
+                                        col.offer(raw(slot, h))?;
+                                        *t_max = col.t_max();
                                     }
-                                    TriHit {
-                                        t: hits.t[lane],
-                                        u: hits.u[lane],
-                                        v: hits.v[lane],
-                                    }
-                                } else {
-                                    match test(wray, slot) {
-                                        Some(h) => h,
-                                        None => continue,
-                                    }
-                                };
-                                if h.t <= *t_max {
-                                    col.offer(raw(slot, h))?;
-                                    *t_max = col.t_max();
                                 }
                             }
                         }
