@@ -706,6 +706,45 @@ fn bad_input_is_a_typed_error_naming_the_geometry() {
 }
 
 #[test]
+fn degenerate_triangles_of_a_mesh_never_hit() {
+    // Exactly collinear triangles with full 24-bit mantissas (v1 = p + d, v2 = p + λd, every sum
+    // exact in [1.25, 1.75]³, where moving them to the mesh's local frame is exact too): the
+    // watertight test's sheared 2-D vertices round to slivers of non-zero area, so only the 3-D
+    // degeneracy check, done once per triangle when the scene is built, keeps them from being hit.
+    // Repeated vertices too. Rays aimed at points of their lines from random directions.
+    let mut rng = Pcg64::seed_from_u64(0xDE6F);
+    let mut vertices = Vec::new();
+    let mut lines = Vec::new();
+    for k in 0..600 {
+        let p = Vec3::from_array(std::array::from_fn(|_| rng.gen_range(1.25f32..1.75)));
+        let d = Vec3::from_array(std::array::from_fn(|_| {
+            rng.gen_range(-16i32..=16) as f32 / 256.0
+        }));
+        let lambda = [-1.0f32, 0.5, 2.0, 3.0][rng.gen_range(0..4)];
+        let tri = match k % 3 {
+            0 | 1 => [p, p + d, p + lambda * d],
+            _ => [p, p, p + d],
+        };
+        vertices.extend(tri);
+        lines.push((p, d));
+    }
+    let indices: Vec<[u32; 3]> = (0..600u32).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]).collect();
+    for config in [BuildConfig::default(), BuildConfig::FAST] {
+        let mut b = SceneBuilder::with_config(config);
+        b.add_mesh(TriMesh::new(vertices.clone(), indices.clone()));
+        let scene = b.build().unwrap();
+        for &(p, d) in &lines {
+            let target = p + rng.gen_range(-1.0f32..2.0) * d;
+            let dir = Vec3::from_array(std::array::from_fn(|_| rng.gen_range(-1.0f32..1.0)));
+            let ray = Ray::new(target - dir, dir);
+            assert_eq!(scene.intersect(&ray), None, "{ray:?}");
+            assert!(!scene.occluded(&ray));
+            assert_eq!(scene.count_intersections(&ray), 0);
+        }
+    }
+}
+
+#[test]
 fn invalid_rays_hit_nothing() {
     let mut rng = Pcg64::seed_from_u64(400);
     let scene = random_scene(&mut rng, 1.0, BuildConfig::default());

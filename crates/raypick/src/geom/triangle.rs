@@ -109,11 +109,13 @@ pub struct WatertightRay {
 
 impl WatertightRay {
     /// Precomputes the permutation and shear of `ray`.
-    #[inline]
+    #[inline(always)]
     pub fn new(ray: &Ray) -> Self {
+        /// `(kx, ky)` for each `kz`: the next two axes cyclically.
+        const NEXT: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
         let valid = ray.is_valid();
-        let d = ray.dir;
-        let a = d.abs();
+        let d = ray.dir.to_array();
+        let a = ray.dir.abs();
         // Largest |component| becomes z; ties go to the lower axis. For invalid rays any axis will do:
         // the test returns early.
         let kz = if a.x >= a.y && a.x >= a.z {
@@ -123,24 +125,23 @@ impl WatertightRay {
         } else {
             2
         };
-        let mut kx = (kz + 1) % 3;
-        let mut ky = (kx + 1) % 3;
         // Swapping x and y when dir.z < 0 keeps the winding (the sign of the 2-D edge functions).
-        if d[kz] < 0.0 {
-            std::mem::swap(&mut kx, &mut ky);
-        }
+        let flip = usize::from(d[kz] < 0.0);
+        // `min(2)` only tells the compiler the axes are in range (they are), so no bounds checks.
+        let kx = NEXT[kz][flip].min(2);
+        let ky = NEXT[kz][1 - flip].min(2);
         let sz = 1.0 / d[kz];
-        let (mut row_x, mut row_y, mut row_z) = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO);
-        row_x[kx] = 1.0;
-        row_x[kz] = -(d[kx] * sz);
-        row_y[ky] = 1.0;
-        row_y[kz] = -(d[ky] * sz);
-        row_z[kz] = sz;
+        let mut rows = [[0.0f32; 3]; 3];
+        rows[0][kx] = 1.0;
+        rows[0][kz] = -(d[kx] * sz);
+        rows[1][ky] = 1.0;
+        rows[1][kz] = -(d[ky] * sz);
+        rows[2][kz] = sz;
         Self {
             origin: ray.origin,
-            row_x,
-            row_y,
-            row_z,
+            row_x: Vec3::from_array(rows[0]),
+            row_y: Vec3::from_array(rows[1]),
+            row_z: Vec3::from_array(rows[2]),
             t_min: ray.t_min,
             t_max: ray.t_max,
             valid,
@@ -149,7 +150,7 @@ impl WatertightRay {
 
     /// The origin and the first two shear rows, for the 4-wide prefilter
     /// [`crate::simd::tri4_candidates`] (which computes the same sheared coordinates).
-    #[inline]
+    #[inline(always)]
     pub fn shear_ray(&self) -> crate::simd::ShearRay {
         crate::simd::ShearRay {
             origin: self.origin.to_array(),
@@ -162,6 +163,37 @@ impl WatertightRay {
     /// for how exact edge hits are assigned.
     #[inline]
     pub fn intersect(
+        &self,
+        v0: Vec3,
+        v1: Vec3,
+        v2: Vec3,
+        culling: Culling,
+        edges: EdgeRule,
+    ) -> Option<TriHit> {
+        self.test::<true>(v0, v1, v2, culling, edges)
+    }
+
+    /// [`Self::intersect`] for a triangle that is either of non-zero area or collapsed to one point
+    /// (`v0 == v1 == v2`, bit for bit), which is how meshes store their degenerate triangles
+    /// ([`is_degenerate`] is then asked once per triangle when the scene is built, not once per
+    /// hit). A collapsed triangle has three edge functions of exactly 0 (or NaN), so it fails the
+    /// `det` or the `t` test; the answers are those of [`Self::intersect`] on the original triangle.
+    /// Always inlined: it is the leaf test of the mesh traversal, compiled with its CPU features.
+    #[inline(always)]
+    pub(crate) fn intersect_stored(
+        &self,
+        v0: Vec3,
+        v1: Vec3,
+        v2: Vec3,
+        culling: Culling,
+        edges: EdgeRule,
+    ) -> Option<TriHit> {
+        self.test::<false>(v0, v1, v2, culling, edges)
+    }
+
+    /// The test; `CHECK_DEGENERATE` false skips the zero-area check (see [`Self::intersect_stored`]).
+    #[inline(always)]
+    fn test<const CHECK_DEGENERATE: bool>(
         &self,
         v0: Vec3,
         v1: Vec3,
@@ -187,18 +219,10 @@ impl WatertightRay {
         let mut u = cx * by - cy * bx; // edge v1 → v2, weight of v0
         let mut v = ax * cy - ay * cx; // edge v2 → v0, weight of v1
         let mut w = bx * ay - by * ax; // edge v0 → v1, weight of v2
-                                       // An edge function that rounded to exactly 0 may have the wrong sign; recompute all three in
-                                       // f64, where the products of two f32 are exact and the difference is rounded once, so the
-                                       // sign is exact (Woop et al. 2013, §3.3).
+                                       // An edge function that rounded to exactly 0 may have the wrong sign: recompute all three
+                                       // exactly signed.
         if u == 0.0 || v == 0.0 || w == 0.0 {
-            let e = |p: (f32, f32), q: (f32, f32)| -> f32 {
-                let p = DVec2::new(p.0 as f64, p.1 as f64);
-                let q = DVec2::new(q.0 as f64, q.1 as f64);
-                f64_to_f32_keep_sign(p.x * q.y - p.y * q.x)
-            };
-            u = e((cx, cy), (bx, by));
-            v = e((ax, ay), (cx, cy));
-            w = e((bx, by), (ax, ay));
+            (u, v, w) = edge_functions_f64([(ax, ay), (bx, by), (cx, cy)]);
         }
         let any_neg = u < 0.0 || v < 0.0 || w < 0.0;
         let any_pos = u > 0.0 || v > 0.0 || w > 0.0;
@@ -216,7 +240,7 @@ impl WatertightRay {
         // The 2-D test runs on rounded, sheared vertices: a triangle whose vertices are exactly
         // collinear in 3-D can become a sliver of non-zero area there and report a hit. Only rays that
         // passed the sign tests pay for this check.
-        if is_degenerate(v0, v1, v2) {
+        if CHECK_DEGENERATE && is_degenerate(v0, v1, v2) {
             return None;
         }
         if edges == EdgeRule::HalfOpen {
@@ -246,6 +270,20 @@ impl WatertightRay {
         }
         Some(TriHit { t, u, v })
     }
+}
+
+/// The three edge functions `(u, v, w)` of sheared vertices `a, b, c` in `f64`, where the products of
+/// two `f32` are exact and the difference is rounded once, so each sign is exact (Woop et al. 2013,
+/// §3.3). Rare (an `f32` edge function rounded to exactly 0): out of line, off the hot path.
+#[cold]
+#[inline(never)]
+fn edge_functions_f64([a, b, c]: [(f32, f32); 3]) -> (f32, f32, f32) {
+    let e = |p: (f32, f32), q: (f32, f32)| -> f32 {
+        let p = DVec2::new(p.0 as f64, p.1 as f64);
+        let q = DVec2::new(q.0 as f64, q.1 as f64);
+        f64_to_f32_keep_sign(p.x * q.y - p.y * q.x)
+    };
+    (e(c, b), e(a, c), e(b, a))
 }
 
 /// `(t, u, v) / det`, by one reciprocal and three products, or by three divisions when `1 / det`
@@ -283,7 +321,7 @@ fn f64_to_f32_keep_sign(x: f64) -> f32 {
 /// triangle is caught. A non-degenerate triangle is reported degenerate only if its area is below the
 /// `f64` rounding of these products (relative `2⁻⁵³`), far below anything `f32` can resolve.
 #[inline]
-fn is_degenerate(v0: Vec3, v1: Vec3, v2: Vec3) -> bool {
+pub(crate) fn is_degenerate(v0: Vec3, v1: Vec3, v2: Vec3) -> bool {
     let e1 = v1.as_dvec3() - v0.as_dvec3();
     let e2 = v2.as_dvec3() - v0.as_dvec3();
     e1.cross(e2) == DVec3::ZERO

@@ -157,6 +157,7 @@ impl Traverse for MeshBvh {
     }
 }
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
+use crate::geom::triangle::is_degenerate;
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;
 
@@ -212,6 +213,11 @@ impl MeshAccel {
     }
 
     /// Stores the triangles of `mesh` in BVH order, in the frame centred at `self.offset`.
+    ///
+    /// A triangle whose local vertices have zero area is stored collapsed onto its first vertex, so
+    /// the traversal's kernel ([`WatertightRay::intersect_stored`]) rejects it without asking
+    /// [`is_degenerate`] at every hit. Only hits read these vertices back (the surface of a hit), and
+    /// a degenerate triangle is never hit.
     fn store(&mut self, mesh: &TriMesh) {
         self.blocks.clear();
         self.blocks
@@ -219,7 +225,13 @@ impl MeshAccel {
         for (slot, &p) in self.bvh.prim_ids().iter().enumerate() {
             if p != MeshBvh::PADDING {
                 let block = &mut self.blocks[slot / LANES];
-                block.set(slot % LANES, local_triangle(mesh, p, self.offset));
+                let [v0, v1, v2] = local_triangle(mesh, p, self.offset);
+                let tri = if is_degenerate(v0, v1, v2) {
+                    [v0; 3]
+                } else {
+                    [v0, v1, v2]
+                };
+                block.set(slot % LANES, tri);
                 block.ids[slot % LANES] = p;
             }
         }

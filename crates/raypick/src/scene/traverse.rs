@@ -137,13 +137,8 @@ impl MeshAccel {
         } else {
             ctx.culling
         };
-        let test = |wray: &WatertightRay, slot: usize| -> Option<TriHit> {
-            let [a, b, c] = self.tri(slot);
-            let hit = wray.intersect(a, b, c, kernel_culling, C::EDGES)?;
-            if cull_object_front && is_object_front(wray, [a, b, c], C::EDGES) {
-                return None;
-            }
-            Some(hit)
+        let test = |wray: &WatertightRay, slot: usize| {
+            self.test(wray, slot, kernel_culling, cull_object_front, C::EDGES)
         };
         let raw = |slot: usize, h: TriHit| RawHit {
             t: h.t,
@@ -185,10 +180,13 @@ impl MeshAccel {
                         // A leaf is whole blocks of four (it starts at a multiple of LANES); the
                         // SIMD prefilter ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar
                         // kernel decides on the rest.
-                        let (wray, shear) = kernel_ray.get_or_insert_with(|| {
-                            let wray = WatertightRay::new(&ray_local);
-                            (wray, wray.shear_ray())
-                        });
+                        let (wray, shear) = match &mut kernel_ray {
+                            Some(k) => k,
+                            None => {
+                                let wray = WatertightRay::new(&ray_local);
+                                kernel_ray.insert((wray, wray.shear_ray()))
+                            }
+                        };
                         // Two blocks per pass (one 8-lane AVX pass where the CPU has it).
                         for base in range.clone().step_by(2 * LANES) {
                             let live = (range.end - base).min(2 * LANES);
@@ -213,6 +211,29 @@ impl MeshAccel {
                 )
             }
         }
+    }
+}
+
+impl MeshAccel {
+    /// The kernel on the triangle at `slot`; `cull_object_front` drops hits on the object-space
+    /// front face (back-face culling inside a mirroring instance). Always inlined, so it is compiled
+    /// into the traversal loop with that loop's CPU features (a call per triangle also cost a
+    /// `vzeroupper` and the spill of the loop's vector registers).
+    #[inline(always)]
+    fn test(
+        &self,
+        wray: &WatertightRay,
+        slot: usize,
+        culling: Culling,
+        cull_object_front: bool,
+        edges: EdgeRule,
+    ) -> Option<TriHit> {
+        let [a, b, c] = self.tri(slot);
+        let hit = wray.intersect_stored(a, b, c, culling, edges)?;
+        if cull_object_front && is_object_front(wray, [a, b, c], edges) {
+            return None;
+        }
+        Some(hit)
     }
 }
 
