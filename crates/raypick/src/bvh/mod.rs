@@ -13,6 +13,7 @@
 //! | [`node`] | [`Node`]: 32 bytes, `#[repr(C)]`, depth-first with the left child adjacent |
 //! | [`traverse`] | [`BvhRay`] and ordered (near-first) traversal with a fixed-size stack |
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
+//! | [`reinsert`] | tree optimization after the build: reinsertion (Meister & Bittner 2018) |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
 //! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests |
 //! | [`quantized`] | [`quantized::QuantizedBvh`]: the 8-wide BVH with 8-bit child boxes, 128-byte nodes (what meshes use) |
@@ -26,6 +27,7 @@ pub mod build;
 pub mod node;
 pub mod quantized;
 pub mod refit;
+pub mod reinsert;
 pub mod stats;
 #[cfg(test)]
 mod test_support;
