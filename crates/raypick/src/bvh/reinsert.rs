@@ -127,7 +127,10 @@ impl Linked {
             stack.push((sub, gain));
             while let Some((y, g)) = stack.pop() {
                 // Any target below `y` costs at least A(x ∪ n) >= A(n) on top of what is spent.
-                if g - n_area <= best.gain {
+                // A NaN bound (non-finite boxes) prunes too, so such input cannot make the search
+                // walk the whole tree for every candidate.
+                let bound = g - n_area;
+                if bound.is_nan() || bound <= best.gain {
                     continue;
                 }
                 let y_box = self.bounds(y);
@@ -464,6 +467,24 @@ mod tests {
             after <= 2 && sah_after < 0.95 * sah_before,
             "depth {before} -> {after}, SAH {sah_before} -> {sah_after}"
         );
+    }
+
+    #[test]
+    fn non_finite_boxes_give_a_valid_tree() {
+        let (mut boxes, mut centroids) = scene(3000, 13, 1.0);
+        for i in (0..boxes.len()).step_by(7) {
+            // Infinite areas make the gains `∞ − ∞ = NaN`.
+            match i % 3 {
+                0 => boxes[i] = Aabb::new(Vec3::splat(-1e30), Vec3::splat(f32::INFINITY)),
+                1 => boxes[i].max.y = f32::INFINITY,
+                _ => centroids[i] = Vec3::NAN,
+            }
+        }
+        let plain = Bvh::build(&boxes, &centroids, PLAIN);
+        plain.validate(&boxes).unwrap();
+        let optimized = Bvh::build(&boxes, &centroids, OPTIMIZED);
+        optimized.validate(&boxes).unwrap();
+        assert_eq!(optimized.prim_ids(), plain.prim_ids());
     }
 
     #[test]
