@@ -107,8 +107,9 @@ impl Linked {
         }
     }
 
-    /// The best move of node `n` (not the root), if any lowers the cost.
-    fn find_move(&self, n: u32) -> Option<Move> {
+    /// The best move of node `n` (not the root), if any lowers the cost. `stack` is scratch space,
+    /// reused from one candidate to the next.
+    fn find_move(&self, n: u32, stack: &mut Vec<(u32, f32)>) -> Option<Move> {
         let n_box = self.bounds(n);
         let n_area = n_box.surface_area();
         let p = self.parent[n as usize];
@@ -117,7 +118,7 @@ impl Linked {
             from: n,
             to: NONE,
         };
-        let mut stack: Vec<(u32, f32)> = Vec::new();
+        stack.clear();
         // Searching the subtree `sub`, a child of `pivot`; `rest` is what `pivot` holds besides `n`.
         let mut pivot = p;
         let mut sub = self.sibling(n);
@@ -340,14 +341,16 @@ fn find_moves(tree: &Linked, candidates: &[(f32, u32)]) -> Vec<Move> {
         candidates
             .par_iter()
             .with_min_len(64)
-            .filter_map(|&(_, n)| tree.find_move(n))
+            .map_init(Vec::new, |stack, &(_, n)| tree.find_move(n, stack))
+            .flatten()
             .collect()
     }
     #[cfg(not(feature = "parallel"))]
     {
+        let mut stack = Vec::new();
         candidates
             .iter()
-            .filter_map(|&(_, n)| tree.find_move(n))
+            .filter_map(|&(_, n)| tree.find_move(n, &mut stack))
             .collect()
     }
 }

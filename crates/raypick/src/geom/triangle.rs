@@ -173,27 +173,15 @@ impl WatertightRay {
         self.test::<true>(v0, v1, v2, culling, edges)
     }
 
-    /// [`Self::intersect`] for a triangle that is either of non-zero area or collapsed to one point
-    /// (`v0 == v1 == v2`, bit for bit), which is how meshes store their degenerate triangles
-    /// ([`is_degenerate`] is then asked once per triangle when the scene is built, not once per
-    /// hit). A collapsed triangle has three edge functions of exactly 0 (or NaN), so it fails the
-    /// `det` or the `t` test; the answers are those of [`Self::intersect`] on the original triangle.
-    /// Always inlined: it is the leaf test of the mesh traversal, compiled with its CPU features.
+    /// [`Self::intersect`], where `CHECK_DEGENERATE = false` skips the zero-area check: for a
+    /// triangle that is either of non-zero area or collapsed to one point (`v0 == v1 == v2`, bit for
+    /// bit), which is how meshes store their degenerate triangles ([`is_degenerate`] is then asked
+    /// once per triangle when the scene is built, not once per hit). A collapsed triangle has three
+    /// edge functions of exactly 0 (or NaN), so it fails the `det` or the `t` test; the answers are
+    /// those of [`Self::intersect`] on the original triangle. Always inlined: it is the leaf test of
+    /// the mesh traversal, compiled with that loop's CPU features.
     #[inline(always)]
-    pub(crate) fn intersect_stored(
-        &self,
-        v0: Vec3,
-        v1: Vec3,
-        v2: Vec3,
-        culling: Culling,
-        edges: EdgeRule,
-    ) -> Option<TriHit> {
-        self.test::<false>(v0, v1, v2, culling, edges)
-    }
-
-    /// The test; `CHECK_DEGENERATE` false skips the zero-area check (see [`Self::intersect_stored`]).
-    #[inline(always)]
-    fn test<const CHECK_DEGENERATE: bool>(
+    pub(crate) fn test<const CHECK_DEGENERATE: bool>(
         &self,
         v0: Vec3,
         v1: Vec3,

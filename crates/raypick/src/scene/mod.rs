@@ -215,7 +215,7 @@ impl MeshAccel {
     /// Stores the triangles of `mesh` in BVH order, in the frame centred at `self.offset`.
     ///
     /// A triangle whose local vertices have zero area is stored collapsed onto its first vertex, so
-    /// the traversal's kernel ([`WatertightRay::intersect_stored`]) rejects it without asking
+    /// the traversal's kernel (`WatertightRay::test::<false>`) rejects it without asking
     /// [`is_degenerate`] at every hit. Only hits read these vertices back (the surface of a hit), and
     /// a degenerate triangle is never hit.
     fn store(&mut self, mesh: &TriMesh) {

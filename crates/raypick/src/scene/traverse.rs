@@ -212,9 +212,7 @@ impl MeshAccel {
             }
         }
     }
-}
 
-impl MeshAccel {
     /// The kernel on the triangle at `slot`; `cull_object_front` drops hits on the object-space
     /// front face (back-face culling inside a mirroring instance). Always inlined, so it is compiled
     /// into the traversal loop with that loop's CPU features (a call per triangle also cost a
@@ -229,7 +227,8 @@ impl MeshAccel {
         edges: EdgeRule,
     ) -> Option<TriHit> {
         let [a, b, c] = self.tri(slot);
-        let hit = wray.intersect_stored(a, b, c, culling, edges)?;
+        // No degeneracy check: `store` collapsed the degenerate triangles.
+        let hit = wray.test::<false>(a, b, c, culling, edges)?;
         if cull_object_front && is_object_front(wray, [a, b, c], edges) {
             return None;
         }
