@@ -385,6 +385,170 @@ pub fn box_scalar<const W: usize>(bounds: &[[f32; W]; 6], ray: &BoxRay, t_max: f
     BoxHits { mask, t_near }
 }
 
+/// What [`packet_box8`] needs of a packet of rays, one box test for all of them: the range of
+/// their origins and of their reciprocal directions per axis. Only for rays in one octant (one sign
+/// per direction component, so one near and one far row) with finite `1/dir` components.
+///
+/// The test is conservative for every ray of the packet, bit for bit: each ray's distances
+/// `(plane − o)·inv` lie between the smallest and the largest of the four corner products
+/// `(plane − o_hi|lo)·inv_lo|hi`, because rounding is monotone in each operand (the subtraction in
+/// `o`, the product in either factor while the other keeps its sign). The near distance taken is the
+/// smallest corner, the far one the largest, and the padding, the maxima and minima after them are
+/// monotone too, so whenever one ray's [`box_scalar`] reports a child, so does the packet's test (a
+/// frustum test in the spirit of Reshetov, Soupikov and Hurley, "Multi-Level Ray Tracing Algorithm",
+/// SIGGRAPH 2005, here with exact rounding arguments instead of planes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketBoxRay {
+    /// Smallest origin coordinate per axis.
+    pub origin_lo: [f32; 3],
+    /// Largest origin coordinate per axis.
+    pub origin_hi: [f32; 3],
+    /// Smallest `1/dir` per axis.
+    pub inv_lo: [f32; 3],
+    /// Largest `1/dir` per axis.
+    pub inv_hi: [f32; 3],
+    /// Row of each axis' near plane, as in [`BoxRay`] (the same for every ray of the packet).
+    pub near_row: [usize; 3],
+    /// Row of each axis' far plane.
+    pub far_row: [usize; 3],
+    /// Smallest `t_min`.
+    pub t_min: f32,
+}
+
+impl PacketBoxRay {
+    /// The packet of `rays`, which must be valid ([`crate::Ray::is_valid`]); `None` when they are not
+    /// all in one octant with finite `1/dir` components, or when there are none.
+    #[inline]
+    pub fn new<'a>(rays: impl IntoIterator<Item = &'a crate::Ray>) -> Option<Self> {
+        use glam::Vec3A;
+        let mut rays = rays.into_iter();
+        let first = rays.next()?;
+        let octant = first.dir.is_negative_bitmask();
+        let (mut o_lo, mut inv_lo) = (Vec3A::from(first.origin), Vec3A::from(first.dir).recip());
+        let (mut o_hi, mut inv_hi, mut t_min) = (o_lo, inv_lo, first.t_min);
+        let mut finite = inv_lo.is_finite_mask();
+        let mut same_octant = true;
+        for r in rays {
+            let (o, inv) = (Vec3A::from(r.origin), Vec3A::from(r.dir).recip());
+            same_octant &= r.dir.is_negative_bitmask() == octant;
+            finite &= inv.is_finite_mask();
+            (o_lo, o_hi) = (o_lo.min(o), o_hi.max(o));
+            (inv_lo, inv_hi) = (inv_lo.min(inv), inv_hi.max(inv));
+            t_min = min_ps(t_min, r.t_min);
+        }
+        if !(same_octant && finite.all()) {
+            return None;
+        }
+        let near_row = [0, 1, 2].map(|axis| 2 * axis + (octant as usize >> axis & 1));
+        Some(Self {
+            origin_lo: o_lo.to_array(),
+            origin_hi: o_hi.to_array(),
+            inv_lo: inv_lo.to_array(),
+            inv_hi: inv_hi.to_array(),
+            near_row,
+            far_row: near_row.map(|row| row ^ 1),
+            t_min,
+        })
+    }
+}
+
+/// The packet test: bit `i` of the mask is set when some ray of the packet may reach child `i`
+/// within `[t_min, t_max]` (every child one of them reaches is set; see [`PacketBoxRay`]), and
+/// `t_near[i]` is at most the entry distance of each ray into child `i`. AVX where the CPU has it,
+/// else the scalar twin.
+#[inline(always)]
+pub fn packet_box8(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> BoxHits<8> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if has_avx() {
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { packet_box8_avx(bounds, ray, t_max) };
+    }
+    packet_box_scalar(bounds, ray, t_max)
+}
+
+/// [`packet_box8`] with 8-lane AVX instructions.
+///
+/// # Safety
+/// The CPU must support AVX: callers check it, or call it from a function compiled for AVX.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline]
+#[target_feature(enable = "avx")]
+pub fn packet_box8_avx(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    // SAFETY: this function is compiled for AVX (its callers checked the CPU); each load reads the
+    // eight floats of one `[f32; 8]` row (the row index is below 6 by construction), the store the
+    // eight of `t_near`, unaligned.
+    unsafe {
+        let mut t_near = [0.0f32; 8];
+        let mut near = _mm256_set1_ps(ray.t_min);
+        let mut far = _mm256_set1_ps(f32::INFINITY);
+        for axis in 0..3 {
+            let o_lo = _mm256_set1_ps(ray.origin_lo[axis]);
+            let o_hi = _mm256_set1_ps(ray.origin_hi[axis]);
+            let inv_lo = _mm256_set1_ps(ray.inv_lo[axis]);
+            let inv_hi = _mm256_set1_ps(ray.inv_hi[axis]);
+            let near_plane = _mm256_loadu_ps(bounds[2 * axis + (ray.near_row[axis] & 1)].as_ptr());
+            let far_plane = _mm256_loadu_ps(bounds[2 * axis + (ray.far_row[axis] & 1)].as_ptr());
+            let (lo, hi) = (
+                _mm256_sub_ps(near_plane, o_hi),
+                _mm256_sub_ps(near_plane, o_lo),
+            );
+            let tn = _mm256_min_ps(
+                _mm256_min_ps(_mm256_mul_ps(lo, inv_lo), _mm256_mul_ps(lo, inv_hi)),
+                _mm256_min_ps(_mm256_mul_ps(hi, inv_lo), _mm256_mul_ps(hi, inv_hi)),
+            );
+            let (lo, hi) = (
+                _mm256_sub_ps(far_plane, o_hi),
+                _mm256_sub_ps(far_plane, o_lo),
+            );
+            let tf = _mm256_max_ps(
+                _mm256_max_ps(_mm256_mul_ps(lo, inv_lo), _mm256_mul_ps(lo, inv_hi)),
+                _mm256_max_ps(_mm256_mul_ps(hi, inv_lo), _mm256_mul_ps(hi, inv_hi)),
+            );
+            near = _mm256_max_ps(tn, near);
+            far = _mm256_min_ps(tf, far);
+        }
+        let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
+        let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
+        let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
+        _mm256_storeu_ps(t_near.as_mut_ptr(), near);
+        let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
+        BoxHits { mask, t_near }
+    }
+}
+
+/// Scalar twin (the spec) of [`packet_box8`] and [`packet_box8_avx`], for any width.
+#[inline(always)]
+pub fn packet_box_scalar<const W: usize>(
+    bounds: &[[f32; W]; 6],
+    ray: &PacketBoxRay,
+    t_max: f32,
+) -> BoxHits<W> {
+    let mut mask = 0;
+    let mut t_near = [0.0; W];
+    for lane in 0..W {
+        let mut near = ray.t_min;
+        let mut far = f32::INFINITY;
+        for axis in 0..3 {
+            let corners = |plane: f32| {
+                let (lo, hi) = (plane - ray.origin_hi[axis], plane - ray.origin_lo[axis]);
+                let (inv_lo, inv_hi) = (ray.inv_lo[axis], ray.inv_hi[axis]);
+                [lo * inv_lo, lo * inv_hi, hi * inv_lo, hi * inv_hi]
+            };
+            let [a, b, c, d] = corners(bounds[2 * axis + (ray.near_row[axis] & 1)][lane]);
+            let tn = min_ps(min_ps(a, b), min_ps(c, d));
+            let [a, b, c, d] = corners(bounds[2 * axis + (ray.far_row[axis] & 1)][lane]);
+            let tf = max_ps(max_ps(a, b), max_ps(c, d));
+            near = max_ps(tn, near);
+            far = min_ps(tf, far);
+        }
+        let far = min_ps(t_max, far + far.abs() * FAR_PAD);
+        t_near[lane] = near;
+        mask |= u32::from(near <= far) << lane;
+    }
+    BoxHits { mask, t_near }
+}
+
 /// Asks the CPU to start loading every cache line of `values` (at most [`PREFETCH_MAX`] bytes from
 /// the start) into all cache levels; a hint with no effect on results. Used by the BVH traversal
 /// for children it defers (a whole 8-wide node is four lines; a leaf one or two 160-byte triangle
@@ -856,6 +1020,137 @@ mod tests {
                 assert!(same_bits(&wide.t_near, &scalar.t_near, scalar.mask));
             }
         }
+    }
+
+    /// Eight valid rays in one octant around a random ray, at magnitudes 1e-6..1e6: one origin
+    /// and spread directions (a perspective camera), one direction and spread origins
+    /// (orthographic), or both spread; and eight boxes around points on them, some with a plane
+    /// through the point (grazing), some empty.
+    #[allow(clippy::needless_range_loop)] // a lane indexes six rows
+    fn random_packet_case(rng: &mut Pcg64) -> ([crate::Ray; 8], [[f32; 8]; 6], [f32; 8]) {
+        use glam::Vec3;
+        let m = 10f32.powf(rng.gen_range(-6.0..6.0));
+        let mut sign = || if rng.gen_bool(0.5) { 1.0 } else { -1.0 };
+        let signs = Vec3::new(sign(), sign(), sign());
+        let base_dir =
+            signs * Vec3::from_array([0; 3].map(|_| 10f32.powf(rng.gen_range(-3.0..0.0))));
+        let base_origin = Vec3::from_array([0; 3].map(|_| rng.gen_range(-2.0..2.0) * m));
+        let kind = rng.gen_range(0..3);
+        let dir_spread = 10f32.powf(rng.gen_range(-6.0..-1.0));
+        let origin_spread = m * 10f32.powf(rng.gen_range(-6.0..0.0));
+        let rays = [0; 8].map(|_| {
+            let jitter =
+                |rng: &mut Pcg64| Vec3::from_array([0; 3].map(|_| rng.gen_range(-1.0..1.0)));
+            let dir = if kind == 1 {
+                base_dir
+            } else {
+                // Relative jitter per component keeps every sign, so the octant.
+                base_dir * (Vec3::ONE + jitter(rng) * dir_spread)
+            };
+            let origin = if kind == 0 {
+                base_origin
+            } else {
+                base_origin + jitter(rng) * origin_spread
+            };
+            let t_min = if rng.gen_bool(0.8) {
+                0.0
+            } else {
+                rng.gen_range(0.0..1.0) * m
+            };
+            crate::Ray::new(origin, dir).with_range(t_min, f32::INFINITY)
+        });
+        let mut bounds = [[0.0; 8]; 6];
+        for lane in 0..8 {
+            if rng.gen_bool(0.1) {
+                for axis in 0..3 {
+                    bounds[2 * axis][lane] = f32::INFINITY;
+                    bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
+                }
+                continue;
+            }
+            let ray = rays[rng.gen_range(0..8)];
+            let t = rng.gen_range(0.0..4.0) * m / ray.dir.length();
+            let p = ray.at(t);
+            let half = Vec3::from_array([0; 3].map(|_| m * 10f32.powf(rng.gen_range(-6.0..0.0))));
+            let offset = Vec3::from_array([0; 3].map(|_| rng.gen_range(-1.5..1.5))) * half;
+            let (mut lo, mut hi) = (p + offset - half, p + offset + half);
+            if rng.gen_bool(0.5) {
+                let axis = rng.gen_range(0..3);
+                if rng.gen_bool(0.5) {
+                    lo[axis] = p[axis];
+                } else {
+                    hi[axis] = p[axis];
+                }
+            }
+            for axis in 0..3 {
+                bounds[2 * axis][lane] = lo[axis].min(hi[axis]);
+                bounds[2 * axis + 1][lane] = lo[axis].max(hi[axis]);
+            }
+        }
+        let t_max = [0; 8].map(|_| {
+            if rng.gen_bool(0.5) {
+                f32::INFINITY
+            } else {
+                rng.gen_range(0.0..5.0) * m
+            }
+        });
+        (rays, bounds, t_max)
+    }
+
+    #[test]
+    fn packet_box_test_is_conservative_for_every_ray_and_equals_its_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(31);
+        let (mut single_hits, mut partial) = (0, 0);
+        for _ in 0..100_000 {
+            let (rays, bounds, t_max) = random_packet_case(&mut rng);
+            let packet = PacketBoxRay::new(&rays).expect("one octant, finite 1/dir");
+            let bound = t_max.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let scalar = packet_box_scalar(&bounds, &packet, bound);
+            let simd = packet_box8(&bounds, &packet, bound);
+            assert_eq!(simd.mask, scalar.mask, "{bounds:?} {packet:?}");
+            assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+            let mut reached = [0u32; 8];
+            for (i, ray) in rays.iter().enumerate() {
+                let near_row =
+                    [0, 1, 2].map(|a| 2 * a + usize::from(ray.dir[a].is_sign_negative()));
+                let single = BoxRay {
+                    origin: ray.origin.to_array(),
+                    inv_dir: ray.dir.recip().to_array(),
+                    near_row,
+                    far_row: near_row.map(|r| r ^ 1),
+                    t_min: ray.t_min,
+                };
+                let hits = box_scalar(&bounds, &single, t_max[i]);
+                for lane in (0..8).filter(|&l| hits.mask >> l & 1 == 1) {
+                    single_hits += 1;
+                    reached[lane] |= 1 << i;
+                    assert!(
+                        scalar.mask >> lane & 1 == 1,
+                        "ray {i} reaches lane {lane}, the packet does not: {rays:?} {bounds:?}"
+                    );
+                    assert!(scalar.t_near[lane] <= hits.t_near[lane]);
+                }
+            }
+            partial += reached.iter().filter(|&&r| r != 0 && r != 0xff).count();
+        }
+        assert!(
+            single_hits > 100_000 && partial > 10_000,
+            "{single_hits} {partial}"
+        );
+    }
+
+    #[test]
+    fn packets_need_one_octant_and_finite_reciprocals() {
+        use crate::Ray;
+        use glam::Vec3;
+        let a = Ray::new(Vec3::ZERO, Vec3::new(1.0, 2.0, 3.0));
+        assert!(PacketBoxRay::new(&[a, a]).is_some());
+        assert!(PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1.0, -2.0, 3.0))]).is_none());
+        assert!(PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 3.0))]).is_none());
+        assert!(
+            PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1e-40, 1.0, 3.0))]).is_none()
+        );
+        assert!(PacketBoxRay::new(&[] as &[Ray]).is_none());
     }
 
     #[test]

@@ -788,6 +788,94 @@ fn batches_equal_single_queries_for_any_thread_count() {
     }
 }
 
+/// Rows of camera rays, as a picking or rendering caller casts them: neighbours in a batch are
+/// neighbouring pixels, so the batch walks them as packets. Perspective rays share the eye
+/// (some as segments to a far plane, so `t_max` differs per ray); orthographic ones share a
+/// direction, one set along an axis (zero components: the packet falls back to single rays).
+fn camera_batches(rng: &mut Pcg64, scale: f32) -> Vec<(&'static str, Vec<Ray>)> {
+    let (w, h) = (37, 23); // not multiples of the packet size: partial groups at row ends
+    let eye = Vec3::new(0.3, 0.8, 3.5) * scale;
+    let fwd = (Vec3::new(0.1, 0.3, 0.0) * scale - eye).normalize();
+    let right = fwd.cross(Vec3::Y).normalize();
+    let up = right.cross(fwd);
+    let pixel = |x: usize, y: usize| {
+        let px = (x as f32 + 0.5) / w as f32 * 2.0 - 1.0;
+        let py = 1.0 - (y as f32 + 0.5) / h as f32 * 2.0;
+        (px, py)
+    };
+    let grid = |f: &mut dyn FnMut(f32, f32) -> Ray| -> Vec<Ray> {
+        (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
+            .map(|(x, y)| {
+                let (px, py) = pixel(x, y);
+                f(px, py)
+            })
+            .collect()
+    };
+    let perspective = grid(&mut |px, py| Ray::new(eye, fwd + (px * right + py * up) * 0.3));
+    let far = 4.5 * scale;
+    let segments = grid(&mut |px, py| {
+        let dir = fwd + (px * right + py * up) * 0.3;
+        Ray::segment(eye, eye + dir * far * rng.gen_range(0.5..1.2))
+    });
+    let ortho = grid(&mut |px, py| Ray::new(eye + (px * right + py * up) * scale, fwd));
+    let down =
+        grid(&mut |px, py| Ray::new(Vec3::new(px * scale, 3.0 * scale, py * scale), Vec3::NEG_Y));
+    // Invalid rays inside coherent groups: they answer nothing, their neighbours as usual.
+    let mut broken = perspective.clone();
+    for (i, ray) in broken.iter_mut().enumerate().filter(|(i, _)| i % 11 == 3) {
+        *ray = match i % 3 {
+            0 => ray.with_range(f32::NAN, 1.0),
+            1 => ray.with_range(2.0, 1.0),
+            _ => Ray::new(eye, Vec3::new(f32::NAN, 1.0, 1.0)),
+        };
+    }
+    vec![
+        ("perspective", perspective),
+        ("segments", segments),
+        ("orthographic", ortho),
+        ("axis-aligned", down),
+        ("with invalid rays", broken),
+    ]
+}
+
+#[test]
+fn packets_of_camera_rays_answer_like_single_rays() {
+    // Meshes only (the scenes batches walk as packets), for every preset with float and quantized
+    // nodes, every option set, at small and large scales: each batch answer must be the single
+    // query's (and so brute force's, which the other tests check), bit for bit.
+    for (name, config) in every_config() {
+        for scale in [1e-3, 1.0, 1e4] {
+            let mut rng = Pcg64::seed_from_u64(700);
+            let mut b = SceneBuilder::with_config(config);
+            b.add_mesh(soup(&mut rng, 500, Vec3::ZERO, scale));
+            b.add_mesh(soup(&mut rng, 100, Vec3::X * scale, scale * 0.5).with_mask(0b10));
+            b.add_mesh(icosphere(3, Vec3::new(0.0, 0.6, 0.0) * scale, scale * 0.5));
+            let scene = b.build().unwrap();
+            for (kind, rays) in camera_batches(&mut rng, scale) {
+                for opts in option_sets() {
+                    let single: Vec<Option<Hit>> = rays
+                        .iter()
+                        .map(|r| scene.intersect_with(r, &opts))
+                        .collect();
+                    let hits = single.iter().filter(|h| h.is_some()).count();
+                    assert!(hits > rays.len() / 8, "{name} {kind}: {hits} hits");
+                    let batch = scene.intersect_batch(&rays, &opts);
+                    for (i, (b, s)) in batch.iter().zip(&single).enumerate() {
+                        assert_eq!(b, s, "{name}, scale {scale}, {kind}, ray {i}, {opts:?}");
+                    }
+                    let occl: Vec<bool> =
+                        rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
+                    assert_eq!(scene.occluded_batch(&rays, &opts), occl, "{name} {kind}");
+                }
+                for ray in rays.iter().step_by(17) {
+                    assert_matches_brute_force(&scene, ray, &QueryOptions::default());
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Precision far from the origin, refit
 

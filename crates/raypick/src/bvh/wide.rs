@@ -40,7 +40,7 @@ use super::stats::wide_stats;
 use super::traverse::prune_bound;
 use super::validate::{validate_wide, WideLane, WideTreeView};
 use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
-use crate::simd::{box4, box8, prefetch, BoxHits, BoxRay};
+use crate::simd::{box4, box8, packet_box8, prefetch, BoxHits, BoxRay, PacketBoxRay};
 
 /// Every leaf starts at a multiple of this in [`WideBvh::prim_ids`]: the lane count of the
 /// triangle blocks ([`crate::simd::Tri4`]).
@@ -285,6 +285,140 @@ where
             let first = next as usize;
             leaf(first..first + count as usize, &mut t_max)?;
             prune = prune_bound(t_max);
+        }
+    }
+}
+
+/// Rays per packet of [`WideBvh::traverse_packet`]: one bit each in a `u32` ray mask.
+pub const PACKET: usize = 8;
+
+/// The packet loop of [`WideBvh::traverse_packet`] over any wide node type (see
+/// [`traverse_nodes`]): one node test for the whole packet (`boxes`, conservative for each ray:
+/// [`PacketBoxRay`]), the rays of a child being those of its parent whose bound still reaches the
+/// child's smallest entry distance; each ray meets the triangles of a leaf on its own.
+#[inline(always)]
+pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
+    nodes: &[N],
+    packet: &PacketBoxRay,
+    mut active: u32,
+    t_max: &mut [f32; PACKET],
+    mut leaf: F,
+    deferred_leaf: P,
+    boxes: B,
+) where
+    F: FnMut(Range<usize>, u32, &mut [f32; PACKET]) -> u32,
+    P: Fn(Range<usize>),
+    N: WideChildren,
+    B: Fn(&N, &PacketBoxRay, f32) -> BoxHits<W>,
+{
+    if active == 0 || nodes.is_empty() {
+        return;
+    }
+    let mut prune = t_max.map(prune_bound);
+    // The rays of `rays` whose bound reaches `t_near`, and the largest bound of `rays`.
+    #[inline(always)]
+    fn reaching(prune: &[f32; PACKET], rays: u32, t_near: f32) -> u32 {
+        (0..PACKET).fold(0, |m, i| m | (rays & u32::from(t_near <= prune[i]) << i))
+    }
+    #[inline(always)]
+    fn bound(prune: &[f32; PACKET], rays: u32) -> f32 {
+        (0..PACKET).fold(f32::NEG_INFINITY, |b, i| {
+            if rays >> i & 1 == 1 {
+                b.max(prune[i])
+            } else {
+                b
+            }
+        })
+    }
+    // Deferred children: (index, count, rays, smallest entry distance of the packet).
+    let mut stack: ArrayVec<(u32, u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
+    debug_assert!(stack_size(W) <= stack.capacity());
+    let mut index = 0usize;
+    let mut node_rays = active;
+    // Lowers the bounds of `rays` after a leaf.
+    #[inline(always)]
+    fn lower(prune: &mut [f32; PACKET], t_max: &[f32; PACKET], rays: u32) {
+        for i in 0..PACKET {
+            if rays >> i & 1 == 1 {
+                prune[i] = prune_bound(t_max[i]);
+            }
+        }
+    }
+    loop {
+        let node = node_at(nodes, index);
+        prefetch(std::slice::from_ref(node));
+        let hits = boxes(node, packet, bound(&prune, node_rays));
+        let mut mask = hits.mask;
+        let defer = |stack: &mut ArrayVec<(u32, u32, u32, f32), { stack_size(8) }>, lane: usize| {
+            let (child, count) = node.child(lane);
+            if count == 0 {
+                prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
+            } else {
+                deferred_leaf(child as usize..(child + count) as usize);
+            }
+            stack.push((child, count, node_rays, hits.t_near[lane]));
+        };
+        if mask != 0 {
+            // Nearest child first, as in the single-ray loop.
+            let first_lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let next_lane = if mask == 0 {
+                first_lane
+            } else {
+                let mut keys = [0u64; W];
+                let mut n = 0;
+                mask |= 1 << first_lane;
+                while mask != 0 {
+                    let lane = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    let key =
+                        u64::from(ordered_bits(hits.t_near[lane])) << 32 | (W - 1 - lane) as u64;
+                    let mut j = n;
+                    while j > 0 && keys[j - 1] < key {
+                        keys[j] = keys[j - 1];
+                        j -= 1;
+                    }
+                    keys[j] = key;
+                    n += 1;
+                }
+                for &key in &keys[..n - 1] {
+                    defer(&mut stack, W - 1 - (key as u32 as usize));
+                }
+                W - 1 - (keys[n - 1] as u32 as usize)
+            };
+            let rays = reaching(&prune, node_rays, hits.t_near[next_lane]);
+            if rays != 0 {
+                let (child, count) = node.child(next_lane);
+                if count == 0 {
+                    index = child as usize;
+                    node_rays = rays;
+                    continue;
+                }
+                let first = child as usize;
+                active &= !leaf(first..first + count as usize, rays, t_max);
+                lower(&mut prune, t_max, rays);
+            }
+        }
+        // Pop the nearest deferred child that one of its rays still reaches.
+        loop {
+            if active == 0 {
+                return;
+            }
+            let Some((next, count, rays, t_near)) = stack.pop() else {
+                return;
+            };
+            let rays = reaching(&prune, rays & active, t_near);
+            if rays == 0 {
+                continue;
+            }
+            if count == 0 {
+                index = next as usize;
+                node_rays = rays;
+                break;
+            }
+            let first = next as usize;
+            active &= !leaf(first..first + count as usize, rays, t_max);
+            lower(&mut prune, t_max, rays);
         }
     }
 }
@@ -634,6 +768,107 @@ impl Traverse for WideBvh<8> {
     }
 }
 
+impl WideBvh<8> {
+    /// [`Traverse::traverse_prefetching`] for up to [`PACKET`] rays at once (bit `i` of `active`
+    /// for `rays[i]`; invalid rays are dropped): each node is loaded and its children ordered once
+    /// for all the rays that reach it, which is where coherent rays (one camera's neighbouring
+    /// pixels) spend most of a single-ray walk. Each ray is still tested on its own with the
+    /// single-ray node test and its own `t_max[i]`, so every ray reaches every leaf whose box it
+    /// reaches within its range, and a leaf's rays are only those (a child is pruned for a ray when
+    /// the smallest entry distance of the child's rays is beyond that ray's `t_max`: never one the
+    /// ray reaches). The order differs from the single-ray walk's (children go nearest first by the
+    /// smallest entry distance of their rays), so a closest-hit caller must break ties by id, as
+    /// the scene does.
+    ///
+    /// Rays that are not [`Ray::is_valid`] reach nothing. `leaf(range, rays, t_max)` is called with the leaf's positions, the mask of the rays that
+    /// reach it and every ray's bound (it may lower those of `rays`), and returns the mask of the
+    /// rays it finished (any-hit queries), which the walk then drops.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use raypick::{bvh::{wide::{WideBvh, WideRay, PACKET}, BuildConfig}, glam::Vec3, Aabb, Ray};
+    /// let boxes: Vec<Aabb> = (0..20)
+    ///     .map(|i| Aabb::new(Vec3::new(i as f32, 0.0, 0.0), Vec3::new(i as f32 + 0.5, 1.0, 1.0)))
+    ///     .collect();
+    /// let centroids: Vec<Vec3> = boxes.iter().map(Aabb::center).collect();
+    /// let bvh = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::default());
+    /// // Ray i looks down at the box under x = i + 0.25.
+    /// let down = Vec3::new(1e-3, -1.0, 1e-3);
+    /// let rays: [Ray; PACKET] =
+    ///     std::array::from_fn(|i| Ray::new(Vec3::new(i as f32 + 0.25, 5.0, 0.5), down));
+    /// let mut t_max = rays.map(|r| r.t_max);
+    /// let mut reached = vec![Vec::new(); PACKET];
+    /// bvh.traverse_packet(&rays, 0xff, &mut t_max, |range, rs, _| {
+    ///     for i in (0..PACKET).filter(|i| rs >> i & 1 == 1) {
+    ///         reached[i].extend(range.clone().map(|k| bvh.prim_ids()[k]));
+    ///     }
+    ///     0
+    /// }, |_| {});
+    /// // Each ray meets its box's leaf (leaves hold several boxes), and no box twice.
+    /// for (i, prims) in reached.iter_mut().enumerate() {
+    ///     assert!(prims.contains(&(i as u32)));
+    ///     prims.sort();
+    ///     assert!(prims.windows(2).all(|w| w[0] < w[1]));
+    /// }
+    /// ```
+    #[inline]
+    pub fn traverse_packet<F, P>(
+        &self,
+        rays: &[Ray; PACKET],
+        active: u32,
+        t_max: &mut [f32; PACKET],
+        mut leaf: F,
+        deferred_leaf: P,
+    ) where
+        F: FnMut(Range<usize>, u32, &mut [f32; PACKET]) -> u32,
+        P: Fn(Range<usize>),
+    {
+        let active = (0..PACKET).fold(0, |m, i| m | (active & u32::from(rays[i].is_valid()) << i));
+        let lanes = || (0..PACKET).filter(move |&i| active >> i & 1 == 1);
+        let Some(packet) = PacketBoxRay::new(lanes().map(|i| &rays[i])) else {
+            // Not one octant, or a direction with a zero (or denormal) component: one ray at a
+            // time, through the same leaf closure.
+            for i in lanes() {
+                let _ = self.traverse_prefetching(
+                    &WideRay::new(&rays[i]),
+                    t_max[i],
+                    |range, t| {
+                        t_max[i] = *t;
+                        let done = leaf(range, 1 << i, t_max);
+                        *t = t_max[i];
+                        if done >> i & 1 == 1 {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    },
+                    &deferred_leaf,
+                );
+            }
+            return;
+        };
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            if crate::simd::has_x86_64_v3() {
+                // SAFETY: the CPU has every feature `traverse_packet_v3` is compiled for, checked
+                // just above.
+                return unsafe {
+                    self.traverse_packet_v3(&packet, active, t_max, leaf, deferred_leaf)
+                };
+            }
+        }
+        traverse_packet_nodes(
+            &self.nodes,
+            &packet,
+            active,
+            t_max,
+            leaf,
+            deferred_leaf,
+            |node: &WideNode<8>, r, t| packet_box8(&node.bounds, r, t),
+        );
+    }
+}
+
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 impl WideBvh<8> {
     /// The traversal compiled for x86-64-v3 (the leaf closure is inlined into it when it can be).
@@ -655,6 +890,33 @@ impl WideBvh<8> {
         self.traverse_with(ray, t_max, leaf, deferred_leaf, |bounds, r, t| {
             crate::simd::box8_avx(bounds, r, t)
         })
+    }
+
+    /// [`WideBvh::traverse_packet`] compiled for x86-64-v3 (the leaf closure is inlined into it).
+    ///
+    /// # Safety
+    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
+    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn traverse_packet_v3<F, P>(
+        &self,
+        packet: &PacketBoxRay,
+        active: u32,
+        t_max: &mut [f32; PACKET],
+        leaf: F,
+        deferred_leaf: P,
+    ) where
+        F: FnMut(Range<usize>, u32, &mut [f32; PACKET]) -> u32,
+        P: Fn(Range<usize>),
+    {
+        traverse_packet_nodes(
+            &self.nodes,
+            packet,
+            active,
+            t_max,
+            leaf,
+            deferred_leaf,
+            |node: &WideNode<8>, r, t| crate::simd::packet_box8_avx(&node.bounds, r, t),
+        );
     }
 
     /// The traversal compiled with AVX enabled.
@@ -681,7 +943,7 @@ impl WideBvh<8> {
 
 #[cfg(test)]
 mod tests {
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
 
     use super::*;
@@ -788,6 +1050,62 @@ mod tests {
             // No padding ever reaches the closure, and each prim at most once.
             assert!(reached_wide.windows(2).all(|w| w[0] < w[1]));
         }
+    }
+
+    #[test]
+    fn a_packet_reaches_every_leaf_each_of_its_rays_reaches() {
+        // Packets around random rays (one origin, directions spread by up to 2 %; axis-parallel
+        // ones take the single-ray fallback), with the same t_max throughout: each ray must meet
+        // every primitive its own walk meets, each at most once.
+        let (boxes, centroids) = random_boxes(3000, 8);
+        let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut rng = Pcg64::seed_from_u64(9);
+        let (mut partial, mut checked) = (0, 0);
+        for k in 0..600 {
+            let base = random_ray(&mut rng, k, 15.0);
+            let rays: [Ray; PACKET] = std::array::from_fn(|_| {
+                let jitter = Vec3::new(
+                    rng.gen_range(-0.02..0.02),
+                    rng.gen_range(-0.02..0.02),
+                    rng.gen_range(-0.02..0.02),
+                );
+                Ray::new(base.origin, base.dir * (Vec3::ONE + jitter))
+            });
+            let mut t_max = rays.map(|r| r.t_max);
+            let mut reached = vec![Vec::new(); PACKET];
+            wide.traverse_packet(
+                &rays,
+                u32::MAX,
+                &mut t_max,
+                |range, rs, _| {
+                    for (i, prims) in reached.iter_mut().enumerate() {
+                        if rs >> i & 1 == 1 {
+                            prims.extend(range.clone().map(|p| wide.prim_ids()[p]));
+                        }
+                    }
+                    0
+                },
+                |_| {},
+            );
+            let mut alone_counts = Vec::new();
+            for (ray, got) in rays.iter().zip(&mut reached) {
+                let mut alone = Vec::new();
+                let _ = wide.traverse(&WideRay::new(ray), ray.t_max, |range, _| {
+                    alone.extend(range.map(|p| wide.prim_ids()[p]));
+                    ControlFlow::Continue(())
+                });
+                got.sort_unstable();
+                assert!(got.windows(2).all(|w| w[0] < w[1]), "a leaf twice");
+                assert!(
+                    alone.iter().all(|p| got.binary_search(p).is_ok()),
+                    "{ray:?}"
+                );
+                alone_counts.push(alone.len());
+                checked += alone.len();
+            }
+            partial += usize::from(alone_counts.iter().any(|&n| n != alone_counts[0]));
+        }
+        assert!(checked > 10_000 && partial > 50, "{checked} {partial}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use glam::Vec3;
 use super::hit::RawHit;
 use super::traverse::{Collector, Ctx, Mode};
 use super::{Accel, Geometry, Hit, QueryOptions, Scene};
+use crate::bvh::wide::PACKET;
 use crate::geom::triangle::EdgeRule;
 use crate::simd::LANES;
 use crate::Ray;
@@ -276,7 +277,12 @@ impl Scene {
             rays.len(),
             "intersect_batch_into: one output per ray"
         );
-        self.for_each_chunk(rays, out, |ray| self.intersect_with(ray, opts));
+        self.for_each_chunk(
+            rays,
+            out,
+            |ray| self.intersect_with(ray, opts),
+            |rays, active, out| self.closest_packet(rays, active, opts, out),
+        );
     }
 
     /// [`Scene::occluded_batch`] into a buffer the caller keeps (`out[i]` answers `rays[i]`).
@@ -289,7 +295,12 @@ impl Scene {
             rays.len(),
             "occluded_batch_into: one output per ray"
         );
-        self.for_each_chunk(rays, out, |ray| self.occluded_with(ray, opts));
+        self.for_each_chunk(
+            rays,
+            out,
+            |ray| self.occluded_with(ray, opts),
+            |rays, active, out| self.any_packet(rays, active, opts, out),
+        );
     }
 
     /// [`Scene::occluded_with`] for every ray, on all cores (feature `parallel`).
@@ -299,21 +310,96 @@ impl Scene {
         out
     }
 
-    fn for_each_chunk<T: Send>(&self, rays: &[Ray], out: &mut [T], f: impl Fn(&Ray) -> T + Sync) {
+    /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
+    /// look coherent ([`coherent`]) when the scene [`Scene::takes_packets`]: `packet(rays, active,
+    /// out)` must answer exactly as `single` would for each ray (the tests hold it to that).
+    fn for_each_chunk<T: Send>(
+        &self,
+        rays: &[Ray],
+        out: &mut [T],
+        single: impl Fn(&Ray) -> T + Sync,
+        packet: impl Fn(&[Ray; PACKET], u32, &mut [T; PACKET]) + Sync,
+    ) {
+        let packets = self.takes_packets();
+        let run = |out: &mut [T], rays: &[Ray]| {
+            if !packets {
+                for (o, r) in out.iter_mut().zip(rays) {
+                    *o = single(r);
+                }
+                return;
+            }
+            let mut out_groups = out.chunks_exact_mut(PACKET);
+            let mut ray_groups = rays.chunks_exact(PACKET);
+            for (out, rays) in out_groups.by_ref().zip(ray_groups.by_ref()) {
+                let (Ok(out), Ok(rays)) = (out.try_into(), rays.try_into()) else {
+                    unreachable!("chunks of PACKET")
+                };
+                let out: &mut [T; PACKET] = out;
+                let rays: &[Ray; PACKET] = rays;
+                if coherent(rays) {
+                    packet(rays, u32::MAX, out);
+                } else {
+                    for (o, r) in out.iter_mut().zip(rays) {
+                        *o = single(r);
+                    }
+                }
+            }
+            for (o, r) in out_groups
+                .into_remainder()
+                .iter_mut()
+                .zip(ray_groups.remainder())
+            {
+                *o = single(r);
+            }
+        };
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
             out.par_chunks_mut(BATCH_CHUNK)
                 .zip(rays.par_chunks(BATCH_CHUNK))
-                .for_each(|(out, rays)| {
-                    for (o, r) in out.iter_mut().zip(rays) {
-                        *o = f(r);
-                    }
-                });
+                .for_each(|(out, rays)| run(out, rays));
         }
         #[cfg(not(feature = "parallel"))]
-        for (o, r) in out.iter_mut().zip(rays) {
-            *o = f(r);
+        run(out, rays);
+    }
+
+    /// [`Scene::intersect_with`] for the rays of `active` (the others answer `None`), walked as a
+    /// packet: the same answers (ties go to the smallest ids whatever the order of the walk).
+    fn closest_packet(
+        &self,
+        rays: &[Ray; PACKET],
+        active: u32,
+        opts: &QueryOptions,
+        out: &mut [Option<Hit>; PACKET],
+    ) {
+        let mut cols: [Closest; PACKET] = std::array::from_fn(|i| Closest {
+            best: None,
+            t_max: rays[i].t_max,
+            filter: self.filter(&rays[i], opts),
+        });
+        self.visit_packet(rays, active, &ctx(opts), &mut cols);
+        for (i, (col, out)) in cols.iter().zip(out).enumerate() {
+            *out = col.best.map(|raw| self.finish(&rays[i], &raw));
+        }
+    }
+
+    /// [`Scene::occluded_with`] for the rays of `active` (the others answer `false`), walked as a
+    /// packet.
+    fn any_packet(
+        &self,
+        rays: &[Ray; PACKET],
+        active: u32,
+        opts: &QueryOptions,
+        out: &mut [bool; PACKET],
+    ) {
+        let mut cols: [Any; PACKET] = std::array::from_fn(|i| Any {
+            found: false,
+            t_max: rays[i].t_max,
+            filter: self.filter(&rays[i], opts),
+        });
+        self.visit_packet(rays, active, &ctx(opts), &mut cols);
+        for (col, out) in cols.iter().zip(out) {
+            *out = col.found;
         }
     }
 
@@ -409,3 +495,22 @@ impl Scene {
         }
     }
 }
+
+/// Whether a group of rays is worth walking as a packet: directions in one octant (so they order a
+/// node's children alike) and either one origin (a perspective camera's pixels) or nearly one
+/// direction (an orthographic camera's). Only a matter of speed: a packet answers every ray exactly
+/// as a single walk does.
+fn coherent(rays: &[Ray; PACKET]) -> bool {
+    let [first, rest @ ..] = rays;
+    let octant = |r: &Ray| r.dir.is_negative_bitmask();
+    let max_norm = first.dir.abs().max_element();
+    rest.iter().all(|r| octant(r) == octant(first))
+        && (rest.iter().all(|r| r.origin == first.origin)
+            || rest
+                .iter()
+                .all(|r| (r.dir - first.dir).abs().max_element() <= COHERENT_DIR * max_norm))
+}
+
+/// How far (relative, max norm) the directions of an orthographic group may spread to count as one
+/// direction in [`coherent`]: a heuristic, not a tolerance of any answer.
+const COHERENT_DIR: f32 = 1.0 / 64.0;

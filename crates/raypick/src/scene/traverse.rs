@@ -2,14 +2,14 @@
 //! sphere BVH → kernel, feeding candidate hits to a [`Collector`]. The same walk without BVHs (every
 //! geometry, every primitive, same kernels on the same data) is the brute-force reference.
 
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
 use glam::Vec3;
 
 use super::hit::RawHit;
 use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
-use crate::bvh::wide::{Traverse, WideRay};
+use crate::bvh::wide::{Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
@@ -114,6 +114,47 @@ impl Scene {
     }
 }
 
+/// The most meshes a scene may have for its batches to be walked as packets when its top level is
+/// more than one leaf: the packet walk skips the top-level BVH and tries every mesh.
+const PACKET_MESHES: usize = 4;
+
+impl Scene {
+    /// `true` when [`Scene::visit_packet`] answers for this scene: one level of meshes (no
+    /// instances, no spheres), few enough that a packet can try each without the top-level BVH
+    /// (each mesh's own BVH tests its box first): the common picking scene.
+    pub(crate) fn takes_packets(&self) -> bool {
+        (self.top.nodes().len() <= 1 || self.top_geoms.len() <= PACKET_MESHES)
+            && self
+                .top_geoms
+                .iter()
+                .all(|&g| matches!(self.accels[g as usize], Accel::Mesh(_)))
+    }
+
+    /// [`Scene::visit`] (BVH mode) for the rays of `active` together, each with its own collector;
+    /// only for scenes that [`Scene::takes_packets`].
+    pub(crate) fn visit_packet<C: Collector>(
+        &self,
+        rays: &[Ray; PACKET],
+        mut active: u32,
+        ctx: &Ctx,
+        cols: &mut [C; PACKET],
+    ) {
+        debug_assert!(self.takes_packets());
+        for &g in &self.top_geoms {
+            let id = g as usize;
+            if active == 0 {
+                return;
+            }
+            if self.geometries[id].mask() & ctx.mask == 0 {
+                continue;
+            }
+            if let Accel::Mesh(m) = &self.accels[id] {
+                active &= !m.visit_packet(rays, active, g, ctx, cols);
+            }
+        }
+    }
+}
+
 impl MeshAccel {
     fn visit<C: Collector>(
         &self,
@@ -127,28 +168,11 @@ impl MeshAccel {
             origin: ray.origin - self.offset,
             ..*ray
         };
-        // A mirroring instance flips the winding: what the kernel calls a front face in object space
-        // is a back face of the world-space copy.
-        let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
-        // One call site of the kernel on the hot path (so it can be inlined); the mirrored-culling
-        // check is a cold second call.
-        let kernel_culling = if cull_object_front {
-            Culling::None
-        } else {
-            ctx.culling
-        };
+        let (kernel_culling, cull_object_front) = kernel_culling(ctx);
         let test = |wray: &WatertightRay, slot: usize| {
             self.test(wray, slot, kernel_culling, cull_object_front, C::EDGES)
         };
-        let raw = |slot: usize, h: TriHit| RawHit {
-            t: h.t,
-            u: h.u,
-            v: h.v,
-            prim: self.blocks[slot / LANES].ids[slot % LANES],
-            slot: slot as u32,
-            geom,
-            instance: ctx.instance,
-        };
+        let raw = |slot: usize, h: TriHit| self.raw_hit(slot, h, geom, ctx);
         match mode {
             Mode::BruteForce => {
                 let wray = WatertightRay::new(&ray_local);
@@ -167,9 +191,6 @@ impl MeshAccel {
                 // none (a fifth of the time of a primary ray went into setting it up).
                 let mut kernel_ray: Option<(WatertightRay, ShearRay)> = None;
                 let t_max = col.t_max();
-                let prefetch_leaf = |range: std::ops::Range<usize>| {
-                    prefetch(&self.blocks[range.start / LANES..range.end.div_ceil(LANES)]);
-                };
                 self.bvh.traverse_prefetching(
                     &WideRay::new(&ray_local),
                     t_max,
@@ -177,39 +198,140 @@ impl MeshAccel {
                     // (see `Traverse for WideBvh<8>`).
                     #[inline(always)]
                     |range, t_max| {
-                        // A leaf is whole blocks of four (it starts at a multiple of LANES); the
-                        // SIMD prefilter ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar
-                        // kernel decides on the rest.
-                        let (wray, shear) = match &mut kernel_ray {
-                            Some(k) => k,
-                            None => {
-                                let wray = WatertightRay::new(&ray_local);
-                                kernel_ray.insert((wray, wray.shear_ray()))
-                            }
-                        };
-                        // Two blocks per pass (one 8-lane AVX pass where the CPU has it).
-                        for base in range.clone().step_by(2 * LANES) {
-                            let live = (range.end - base).min(2 * LANES);
-                            let first_block = base / LANES;
-                            let blocks =
-                                &self.blocks[first_block..first_block + live.div_ceil(LANES)];
-                            let mut lanes = tri_candidates(blocks, shear) & ((1 << live) - 1);
-                            while lanes != 0 {
-                                let slot = base + lanes.trailing_zeros() as usize;
-                                lanes &= lanes - 1;
-                                if let Some(h) = test(wray, slot) {
-                                    if h.t <= *t_max {
-                                        col.offer(raw(slot, h))?;
-                                        *t_max = col.t_max();
-                                    }
-                                }
-                            }
-                        }
-                        ControlFlow::Continue(())
+                        let (wray, shear) = kernel_ray.get_or_insert_with(|| {
+                            let wray = WatertightRay::new(&ray_local);
+                            (wray, wray.shear_ray())
+                        });
+                        self.leaf(range, wray, shear, t_max, col, &test, &raw)
                     },
-                    prefetch_leaf,
+                    |range| self.prefetch_leaf(range),
                 )
             }
+        }
+    }
+
+    /// The triangles of the leaf at positions `range` of the BVH order for one ray: a leaf is whole
+    /// blocks of four (it starts at a multiple of [`LANES`]); the SIMD prefilter
+    /// ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar kernel decides on
+    /// the rest, and the hits within `t_max` go to `col`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn leaf<C: Collector>(
+        &self,
+        range: Range<usize>,
+        wray: &WatertightRay,
+        shear: &ShearRay,
+        t_max: &mut f32,
+        col: &mut C,
+        test: &impl Fn(&WatertightRay, usize) -> Option<TriHit>,
+        raw: &impl Fn(usize, TriHit) -> RawHit,
+    ) -> ControlFlow<()> {
+        // Two blocks per pass (one 8-lane AVX pass where the CPU has it).
+        for base in range.clone().step_by(2 * LANES) {
+            let live = (range.end - base).min(2 * LANES);
+            let first_block = base / LANES;
+            let blocks = &self.blocks[first_block..first_block + live.div_ceil(LANES)];
+            let mut lanes = tri_candidates(blocks, shear) & ((1 << live) - 1);
+            while lanes != 0 {
+                let slot = base + lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                if let Some(h) = test(wray, slot) {
+                    if h.t <= *t_max {
+                        col.offer(raw(slot, h))?;
+                        *t_max = col.t_max();
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`MeshAccel::visit`] (BVH mode) for the rays of `active` together
+    /// ([`WideBvh::traverse_packet`]); returns the rays whose collector stopped the walk.
+    fn visit_packet<C: Collector>(
+        &self,
+        rays: &[Ray; PACKET],
+        active: u32,
+        geom: u32,
+        ctx: &Ctx,
+        cols: &mut [C; PACKET],
+    ) -> u32 {
+        let MeshBvh::Wide(bvh) = &self.bvh else {
+            // Quantized nodes have no packet walk: one ray at a time.
+            let mut done = 0;
+            for (i, (ray, col)) in rays.iter().zip(cols.iter_mut()).enumerate() {
+                if active >> i & 1 == 1 && self.visit(ray, geom, ctx, Mode::Bvh, col).is_break() {
+                    done |= 1 << i;
+                }
+            }
+            return done;
+        };
+        let rays_local = rays.map(|ray| Ray {
+            origin: ray.origin - self.offset,
+            ..ray
+        });
+        let (kernel_culling, cull_object_front) = kernel_culling(ctx);
+        let test = |wray: &WatertightRay, slot: usize| {
+            self.test(wray, slot, kernel_culling, cull_object_front, C::EDGES)
+        };
+        let raw = |slot: usize, h: TriHit| self.raw_hit(slot, h, geom, ctx);
+        let mut kernel_rays: [Option<(WatertightRay, ShearRay)>; PACKET] = [None; PACKET];
+        let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
+        let mut done = 0;
+        bvh.traverse_packet(
+            &rays_local,
+            active,
+            &mut t_max,
+            // Inlined into the packet loop, compiled for its CPU features.
+            #[inline(always)]
+            |range, rays, t_max| {
+                let mut finished = 0;
+                let mut rs = rays;
+                while rs != 0 {
+                    let i = rs.trailing_zeros() as usize;
+                    rs &= rs - 1;
+                    let (wray, shear) = kernel_rays[i].get_or_insert_with(|| {
+                        let wray = WatertightRay::new(&rays_local[i]);
+                        (wray, wray.shear_ray())
+                    });
+                    let leaf = self.leaf(
+                        range.clone(),
+                        wray,
+                        shear,
+                        &mut t_max[i],
+                        &mut cols[i],
+                        &test,
+                        &raw,
+                    );
+                    if leaf.is_break() {
+                        finished |= 1 << i;
+                    }
+                }
+                done |= finished;
+                finished
+            },
+            |range| self.prefetch_leaf(range),
+        );
+        done
+    }
+
+    /// Asks for the triangle blocks of the leaf at positions `range` early.
+    #[inline(always)]
+    fn prefetch_leaf(&self, range: Range<usize>) {
+        prefetch(&self.blocks[range.start / LANES..range.end.div_ceil(LANES)]);
+    }
+
+    /// The raw hit of the kernel's hit `h` on the triangle at `slot`.
+    #[inline(always)]
+    fn raw_hit(&self, slot: usize, h: TriHit, geom: u32, ctx: &Ctx) -> RawHit {
+        RawHit {
+            t: h.t,
+            u: h.u,
+            v: h.v,
+            prim: self.blocks[slot / LANES].ids[slot % LANES],
+            slot: slot as u32,
+            geom,
+            instance: ctx.instance,
         }
     }
 
@@ -233,6 +355,20 @@ impl MeshAccel {
             return None;
         }
         Some(hit)
+    }
+}
+
+/// The culling the kernel applies for `ctx`, and whether hits on the object-space front face must
+/// be dropped after it. A mirroring instance flips the winding: what the kernel calls a front face
+/// in object space is a back face of the world-space copy. One call site of the kernel on the hot
+/// path (so it can be inlined); the mirrored-culling check is a cold second call.
+#[inline(always)]
+fn kernel_culling(ctx: &Ctx) -> (Culling, bool) {
+    let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
+    if cull_object_front {
+        (Culling::None, true)
+    } else {
+        (ctx.culling, false)
     }
 }
 
