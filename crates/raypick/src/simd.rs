@@ -427,16 +427,18 @@ impl PacketBoxRay {
         let (mut o_lo, mut inv_lo) = (Vec3A::from(first.origin), Vec3A::from(first.dir).recip());
         let (mut o_hi, mut inv_hi, mut t_min) = (o_lo, inv_lo, first.t_min);
         let mut finite = inv_lo.is_finite_mask();
-        let mut same_octant = true;
         for r in rays {
+            // Random rays differ in octant at once: leave before computing anything for them.
+            if r.dir.is_negative_bitmask() != octant {
+                return None;
+            }
             let (o, inv) = (Vec3A::from(r.origin), Vec3A::from(r.dir).recip());
-            same_octant &= r.dir.is_negative_bitmask() == octant;
             finite &= inv.is_finite_mask();
             (o_lo, o_hi) = (o_lo.min(o), o_hi.max(o));
             (inv_lo, inv_hi) = (inv_lo.min(inv), inv_hi.max(inv));
             t_min = min_ps(t_min, r.t_min);
         }
-        if !(same_octant && finite.all()) {
+        if !finite.all() {
             return None;
         }
         let near_row = [0, 1, 2].map(|axis| 2 * axis + (octant as usize >> axis & 1));
@@ -450,7 +452,34 @@ impl PacketBoxRay {
             t_min,
         })
     }
+
+    /// The packet of the same rays with every origin moved by `-offset` (a mesh's local frame):
+    /// `round(o - offset)` is monotone in `o`, so the moved bounds still hold each moved origin.
+    #[inline]
+    pub fn translated(&self, offset: [f32; 3]) -> Self {
+        Self {
+            origin_lo: [0, 1, 2].map(|a| self.origin_lo[a] - offset[a]),
+            origin_hi: [0, 1, 2].map(|a| self.origin_hi[a] - offset[a]),
+            ..*self
+        }
+    }
+
+    /// Whether the rays look alike enough for a packet walk to pay: one origin (a perspective
+    /// camera's pixels) or reciprocal directions within [`COHERENT_SPREAD`] of each other (an
+    /// orthographic camera's). Only a matter of speed: the test is conservative whatever the spread.
+    #[inline]
+    pub fn is_coherent(&self) -> bool {
+        self.origin_lo == self.origin_hi
+            || (0..3).all(|a| {
+                let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
+                hi - lo <= COHERENT_SPREAD * lo.abs().min(hi.abs())
+            })
+    }
 }
+
+/// Relative spread of `1/dir` (per axis) up to which rays with different origins count as one
+/// direction in [`PacketBoxRay::is_coherent`]: a heuristic, no tolerance of any answer.
+pub const COHERENT_SPREAD: f32 = 1.0 / 64.0;
 
 /// The packet test: bit `i` of the mask is set when some ray of the packet may reach child `i`
 /// within `[t_min, t_max]` (every child one of them reaches is set; see [`PacketBoxRay`]), and

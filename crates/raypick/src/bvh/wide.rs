@@ -769,36 +769,36 @@ impl Traverse for WideBvh<8> {
 }
 
 impl WideBvh<8> {
-    /// [`Traverse::traverse_prefetching`] for up to [`PACKET`] rays at once (bit `i` of `active`
-    /// for `rays[i]`; invalid rays are dropped): each node is loaded and its children ordered once
-    /// for all the rays that reach it, which is where coherent rays (one camera's neighbouring
-    /// pixels) spend most of a single-ray walk. Each ray is still tested on its own with the
-    /// single-ray node test and its own `t_max[i]`, so every ray reaches every leaf whose box it
-    /// reaches within its range, and a leaf's rays are only those (a child is pruned for a ray when
-    /// the smallest entry distance of the child's rays is beyond that ray's `t_max`: never one the
-    /// ray reaches). The order differs from the single-ray walk's (children go nearest first by the
-    /// smallest entry distance of their rays), so a closest-hit caller must break ties by id, as
-    /// the scene does.
+    /// [`Traverse::traverse_prefetching`] for up to [`PACKET`] rays at once, bit `i` of `active`
+    /// standing for ray `i` of the packet (the caller's numbering): each node is loaded, tested and
+    /// its children ordered once for all of them, which is where coherent rays (one camera's
+    /// neighbouring pixels) spend most of a single-ray walk. The node test is the packet's
+    /// ([`PacketBoxRay`]: conservative, bit for bit, for every ray it was made of), so each ray
+    /// reaches every leaf its own walk would reach, and more; a child is dropped for ray `i` only
+    /// when the packet's entry distance into it (at most the ray's) is beyond `t_max[i]`. Children
+    /// go nearest first by the packet's entry distance, an order that differs from the single-ray
+    /// walk's, so a closest-hit caller must break ties by id (the scene does).
     ///
-    /// Rays that are not [`Ray::is_valid`] reach nothing. `leaf(range, rays, t_max)` is called with the leaf's positions, the mask of the rays that
+    /// `leaf(range, rays, t_max)` is called with the leaf's positions, the mask of the rays that may
     /// reach it and every ray's bound (it may lower those of `rays`), and returns the mask of the
-    /// rays it finished (any-hit queries), which the walk then drops.
+    /// rays it finished (any-hit queries), which the walk then drops. The leaf closure decides for
+    /// each ray on its own (the mesh runs each ray's triangle prefilter and kernel).
     ///
     /// ```
-    /// use std::ops::ControlFlow;
-    /// use raypick::{bvh::{wide::{WideBvh, WideRay, PACKET}, BuildConfig}, glam::Vec3, Aabb, Ray};
+    /// use raypick::{bvh::{wide::{WideBvh, PACKET}, BuildConfig}, glam::Vec3, simd::PacketBoxRay, Aabb, Ray};
     /// let boxes: Vec<Aabb> = (0..20)
     ///     .map(|i| Aabb::new(Vec3::new(i as f32, 0.0, 0.0), Vec3::new(i as f32 + 0.5, 1.0, 1.0)))
     ///     .collect();
     /// let centroids: Vec<Vec3> = boxes.iter().map(Aabb::center).collect();
     /// let bvh = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::default());
-    /// // Ray i looks down at the box under x = i + 0.25.
+    /// // Ray i looks down at the box under x = i + 0.25 (one direction: an orthographic packet).
     /// let down = Vec3::new(1e-3, -1.0, 1e-3);
     /// let rays: [Ray; PACKET] =
     ///     std::array::from_fn(|i| Ray::new(Vec3::new(i as f32 + 0.25, 5.0, 0.5), down));
+    /// let packet = PacketBoxRay::new(&rays).unwrap();
     /// let mut t_max = rays.map(|r| r.t_max);
     /// let mut reached = vec![Vec::new(); PACKET];
-    /// bvh.traverse_packet(&rays, 0xff, &mut t_max, |range, rs, _| {
+    /// bvh.traverse_packet(&packet, u32::MAX, &mut t_max, |range, rs, _| {
     ///     for i in (0..PACKET).filter(|i| rs >> i & 1 == 1) {
     ///         reached[i].extend(range.clone().map(|k| bvh.prim_ids()[k]));
     ///     }
@@ -814,52 +814,29 @@ impl WideBvh<8> {
     #[inline]
     pub fn traverse_packet<F, P>(
         &self,
-        rays: &[Ray; PACKET],
+        packet: &PacketBoxRay,
         active: u32,
         t_max: &mut [f32; PACKET],
-        mut leaf: F,
+        leaf: F,
         deferred_leaf: P,
     ) where
         F: FnMut(Range<usize>, u32, &mut [f32; PACKET]) -> u32,
         P: Fn(Range<usize>),
     {
-        let active = (0..PACKET).fold(0, |m, i| m | (active & u32::from(rays[i].is_valid()) << i));
-        let lanes = || (0..PACKET).filter(move |&i| active >> i & 1 == 1);
-        let Some(packet) = PacketBoxRay::new(lanes().map(|i| &rays[i])) else {
-            // Not one octant, or a direction with a zero (or denormal) component: one ray at a
-            // time, through the same leaf closure.
-            for i in lanes() {
-                let _ = self.traverse_prefetching(
-                    &WideRay::new(&rays[i]),
-                    t_max[i],
-                    |range, t| {
-                        t_max[i] = *t;
-                        let done = leaf(range, 1 << i, t_max);
-                        *t = t_max[i];
-                        if done >> i & 1 == 1 {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
-                        }
-                    },
-                    &deferred_leaf,
-                );
-            }
-            return;
-        };
+        let (packet, active) = (packet, active & ((1 << PACKET) - 1));
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
             if crate::simd::has_x86_64_v3() {
                 // SAFETY: the CPU has every feature `traverse_packet_v3` is compiled for, checked
                 // just above.
                 return unsafe {
-                    self.traverse_packet_v3(&packet, active, t_max, leaf, deferred_leaf)
+                    self.traverse_packet_v3(packet, active, t_max, leaf, deferred_leaf)
                 };
             }
         }
         traverse_packet_nodes(
             &self.nodes,
-            &packet,
+            packet,
             active,
             t_max,
             leaf,
@@ -1054,9 +1031,9 @@ mod tests {
 
     #[test]
     fn a_packet_reaches_every_leaf_each_of_its_rays_reaches() {
-        // Packets around random rays (one origin, directions spread by up to 2 %; axis-parallel
-        // ones take the single-ray fallback), with the same t_max throughout: each ray must meet
-        // every primitive its own walk meets, each at most once.
+        // Packets around random rays (one origin, directions spread by up to 2 %), with the same
+        // t_max throughout: each ray must meet every primitive its own walk meets, each at most
+        // once.
         let (boxes, centroids) = random_boxes(3000, 8);
         let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
         let mut rng = Pcg64::seed_from_u64(9);
@@ -1071,10 +1048,15 @@ mod tests {
                 );
                 Ray::new(base.origin, base.dir * (Vec3::ONE + jitter))
             });
+            let Some(packet) = PacketBoxRay::new(&rays) else {
+                // A zero direction component: batches walk such rays one at a time.
+                assert!(k % 4 == 0 || rays.iter().any(|r| r.dir.cmpeq(Vec3::ZERO).any()));
+                continue;
+            };
             let mut t_max = rays.map(|r| r.t_max);
             let mut reached = vec![Vec::new(); PACKET];
             wide.traverse_packet(
-                &rays,
+                &packet,
                 u32::MAX,
                 &mut t_max,
                 |range, rs, _| {

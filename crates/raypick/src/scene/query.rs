@@ -9,7 +9,7 @@ use super::traverse::{Collector, Ctx, Mode};
 use super::{Accel, Geometry, Hit, QueryOptions, Scene};
 use crate::bvh::wide::PACKET;
 use crate::geom::triangle::EdgeRule;
-use crate::simd::LANES;
+use crate::simd::{PacketBoxRay, LANES};
 use crate::Ray;
 
 /// Rays per rayon task in the batch queries: large enough to amortize the task, small enough to
@@ -281,7 +281,7 @@ impl Scene {
             rays,
             out,
             |ray| self.intersect_with(ray, opts),
-            |rays, active, out| self.closest_packet(rays, active, opts, out),
+            |rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
         );
     }
 
@@ -299,7 +299,7 @@ impl Scene {
             rays,
             out,
             |ray| self.occluded_with(ray, opts),
-            |rays, active, out| self.any_packet(rays, active, opts, out),
+            |rays, p, active, out| self.any_packet(rays, p, active, opts, out),
         );
     }
 
@@ -311,14 +311,15 @@ impl Scene {
     }
 
     /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
-    /// look coherent ([`coherent`]) when the scene [`Scene::takes_packets`]: `packet(rays, active,
-    /// out)` must answer exactly as `single` would for each ray (the tests hold it to that).
+    /// look coherent ([`coherent_packet`]) when the scene [`Scene::takes_packets`]: `packet(rays,
+    /// packet, active, out)` must answer exactly as `single` would for each ray (the tests hold it
+    /// to that).
     fn for_each_chunk<T: Send>(
         &self,
         rays: &[Ray],
         out: &mut [T],
         single: impl Fn(&Ray) -> T + Sync,
-        packet: impl Fn(&[Ray; PACKET], u32, &mut [T; PACKET]) + Sync,
+        packet: impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]) + Sync,
     ) {
         let packets = self.takes_packets();
         let run = |out: &mut [T], rays: &[Ray]| {
@@ -336,8 +337,8 @@ impl Scene {
                 };
                 let out: &mut [T; PACKET] = out;
                 let rays: &[Ray; PACKET] = rays;
-                if coherent(rays) {
-                    packet(rays, u32::MAX, out);
+                if let Some((active, p)) = coherent_packet(rays) {
+                    packet(rays, &p, active, out);
                 } else {
                     for (o, r) in out.iter_mut().zip(rays) {
                         *o = single(r);
@@ -368,6 +369,7 @@ impl Scene {
     fn closest_packet(
         &self,
         rays: &[Ray; PACKET],
+        packet: &PacketBoxRay,
         active: u32,
         opts: &QueryOptions,
         out: &mut [Option<Hit>; PACKET],
@@ -377,7 +379,7 @@ impl Scene {
             t_max: rays[i].t_max,
             filter: self.filter(&rays[i], opts),
         });
-        self.visit_packet(rays, active, &ctx(opts), &mut cols);
+        self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
         for (i, (col, out)) in cols.iter().zip(out).enumerate() {
             *out = col.best.map(|raw| self.finish(&rays[i], &raw));
         }
@@ -388,6 +390,7 @@ impl Scene {
     fn any_packet(
         &self,
         rays: &[Ray; PACKET],
+        packet: &PacketBoxRay,
         active: u32,
         opts: &QueryOptions,
         out: &mut [bool; PACKET],
@@ -397,7 +400,7 @@ impl Scene {
             t_max: rays[i].t_max,
             filter: self.filter(&rays[i], opts),
         });
-        self.visit_packet(rays, active, &ctx(opts), &mut cols);
+        self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
         for (col, out) in cols.iter().zip(out) {
             *out = col.found;
         }
@@ -496,21 +499,22 @@ impl Scene {
     }
 }
 
-/// Whether a group of rays is worth walking as a packet: directions in one octant (so they order a
-/// node's children alike) and either one origin (a perspective camera's pixels) or nearly one
-/// direction (an orthographic camera's). Only a matter of speed: a packet answers every ray exactly
-/// as a single walk does.
-fn coherent(rays: &[Ray; PACKET]) -> bool {
-    let [first, rest @ ..] = rays;
-    let octant = |r: &Ray| r.dir.is_negative_bitmask();
-    let max_norm = first.dir.abs().max_element();
-    rest.iter().all(|r| octant(r) == octant(first))
-        && (rest.iter().all(|r| r.origin == first.origin)
-            || rest
-                .iter()
-                .all(|r| (r.dir - first.dir).abs().max_element() <= COHERENT_DIR * max_norm))
+/// The packet of a group of rays and the mask of its valid ones, when it is worth a packet walk:
+/// valid rays in one octant with finite `1/dir`, from one origin or along nearly one direction
+/// ([`PacketBoxRay::is_coherent`]). Only a matter of speed: a packet answers every ray exactly as a
+/// single walk does.
+#[inline]
+fn coherent_packet(rays: &[Ray; PACKET]) -> Option<(u32, PacketBoxRay)> {
+    // Random rays leave here, at the first ray in another octant.
+    let octant = rays[0].dir.is_negative_bitmask();
+    if rays.iter().any(|r| r.dir.is_negative_bitmask() != octant) {
+        return None;
+    }
+    let active = (0..PACKET).fold(0, |m, i| m | u32::from(rays[i].is_valid()) << i);
+    let packet = PacketBoxRay::new(
+        (0..PACKET)
+            .filter(|i| active >> i & 1 == 1)
+            .map(|i| &rays[i]),
+    )?;
+    packet.is_coherent().then_some((active, packet))
 }
-
-/// How far (relative, max norm) the directions of an orthographic group may spread to count as one
-/// direction in [`coherent`]: a heuristic, not a tolerance of any answer.
-const COHERENT_DIR: f32 = 1.0 / 64.0;

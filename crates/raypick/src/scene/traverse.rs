@@ -13,7 +13,7 @@ use crate::bvh::wide::{Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{prefetch, tri_candidates, ShearRay, LANES};
+use crate::simd::{prefetch, tri_candidates, PacketBoxRay, ShearRay, LANES};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -135,6 +135,7 @@ impl Scene {
     pub(crate) fn visit_packet<C: Collector>(
         &self,
         rays: &[Ray; PACKET],
+        packet: &PacketBoxRay,
         mut active: u32,
         ctx: &Ctx,
         cols: &mut [C; PACKET],
@@ -149,7 +150,7 @@ impl Scene {
                 continue;
             }
             if let Accel::Mesh(m) = &self.accels[id] {
-                active &= !m.visit_packet(rays, active, g, ctx, cols);
+                active &= !m.visit_packet(rays, packet, active, g, ctx, cols);
             }
         }
     }
@@ -247,10 +248,12 @@ impl MeshAccel {
     }
 
     /// [`MeshAccel::visit`] (BVH mode) for the rays of `active` together
-    /// ([`WideBvh::traverse_packet`]); returns the rays whose collector stopped the walk.
+    /// ([`WideBvh::traverse_packet`]; `packet` holds them all); returns the rays whose collector
+    /// stopped the walk.
     fn visit_packet<C: Collector>(
         &self,
         rays: &[Ray; PACKET],
+        packet: &PacketBoxRay,
         active: u32,
         geom: u32,
         ctx: &Ctx,
@@ -279,7 +282,7 @@ impl MeshAccel {
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
         let mut done = 0;
         bvh.traverse_packet(
-            &rays_local,
+            &packet.translated(self.offset.to_array()),
             active,
             &mut t_max,
             // Inlined into the packet loop, compiled for its CPU features.
