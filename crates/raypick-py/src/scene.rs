@@ -270,7 +270,8 @@ impl CastColumns {
     /// The closest hit of every ray, on the current rayon pool, written straight into the columns
     /// (no intermediate `Vec<Option<Hit>>`: for a million rays that buffer cost a fifth of the
     /// cast). Rays are independent, so the result does not depend on the number of threads.
-    /// `floats` holds 6 per ray (origin, direction); rays are made as they are cast.
+    /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
+    /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
     fn cast(built: &Built, floats: &[f32]) -> Self {
         use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
@@ -291,26 +292,41 @@ impl CastColumns {
             .zip(cols.primitive_normals.par_chunks_mut(3 * CHUNK))
             .zip(cols.instance_ids.par_chunks_mut(CHUNK))
             .zip(floats.par_chunks(6 * CHUNK))
-            .for_each(|((((((t, geom), prim), uv), normal), inst), floats)| {
-                for (i, c) in floats.chunks_exact(6).enumerate() {
-                    match built.scene.intersect(&ray_at(c, 0.0, f32::INFINITY)) {
-                        Some(h) => {
-                            t[i] = h.t;
-                            geom[i] = built.geometry_id(&h);
-                            prim[i] = h.prim;
-                            uv[2 * i..2 * i + 2].copy_from_slice(&[h.u, h.v]);
-                            normal[3 * i..3 * i + 3].copy_from_slice(&h.normal.to_array());
-                            inst[i] = h.instance.unwrap_or(INVALID_ID);
-                        }
-                        None => {
-                            t[i] = f32::INFINITY;
-                            geom[i] = INVALID_ID;
-                            prim[i] = INVALID_ID;
-                            inst[i] = INVALID_ID;
+            .for_each_init(
+                || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
+                |(rays, hits), ((((((t, geom), prim), uv), normal), inst), floats)| {
+                    // One chunk at a time through the engine's batch walk (packets of coherent rays),
+                    // into buffers each worker keeps.
+                    rays.clear();
+                    rays.extend(
+                        floats
+                            .chunks_exact(6)
+                            .map(|c| ray_at(c, 0.0, f32::INFINITY)),
+                    );
+                    let hits = &mut hits[..rays.len()];
+                    built
+                        .scene
+                        .intersect_into(rays, &QueryOptions::default(), hits);
+                    for (i, hit) in hits.iter().enumerate() {
+                        match hit {
+                            Some(h) => {
+                                t[i] = h.t;
+                                geom[i] = built.geometry_id(h);
+                                prim[i] = h.prim;
+                                uv[2 * i..2 * i + 2].copy_from_slice(&[h.u, h.v]);
+                                normal[3 * i..3 * i + 3].copy_from_slice(&h.normal.to_array());
+                                inst[i] = h.instance.unwrap_or(INVALID_ID);
+                            }
+                            None => {
+                                t[i] = f32::INFINITY;
+                                geom[i] = INVALID_ID;
+                                prim[i] = INVALID_ID;
+                                inst[i] = INVALID_ID;
+                            }
                         }
                     }
-                }
-            });
+                },
+            );
         cols
     }
 }
@@ -881,11 +897,18 @@ impl PyScene {
                 let mut out = vec![false; f.data.len() / 6];
                 out.par_chunks_mut(RAY_CHUNK)
                     .zip(f.data.par_chunks(6 * RAY_CHUNK))
-                    .for_each(|(out, floats)| {
-                        for (o, c) in out.iter_mut().zip(floats.chunks_exact(6)) {
-                            *o = built.scene.occluded(&ray_at(c, tnear, tfar));
-                        }
-                    });
+                    .for_each_init(
+                        || Vec::with_capacity(RAY_CHUNK),
+                        |rays, (out, floats)| {
+                            // One chunk at a time through the engine's batch walk (packets of
+                            // coherent rays).
+                            rays.clear();
+                            rays.extend(floats.chunks_exact(6).map(|c| ray_at(c, tnear, tfar)));
+                            built
+                                .scene
+                                .occluded_into(rays, &QueryOptions::default(), out);
+                        },
+                    );
                 out
             })
         })?;

@@ -141,6 +141,27 @@ def test_occlusion_equals_finite_t_and_respects_range(rng):
     assert np.all(scene.test_occlusions(rays, tnear=0.0, tfar=0.0) == False)  # noqa: E712
 
 
+def test_camera_rows_answer_like_single_rays(rng):
+    # Neighbouring pixels of one eye are cast as packets by the engine: each answer must be the
+    # one the ray gets when cast alone, for closest hits and for occlusion with a range.
+    v, f = random_soup(rng, n_tris=400)
+    scene = raypick.Scene()
+    scene.add_triangles(v, f)
+    w, h = 45, 30
+    xs, ys = np.meshgrid(np.linspace(-0.35, 0.35, w), np.linspace(-0.3, 0.3, h))
+    dirs = np.stack([xs, ys, -np.ones_like(xs)], -1).reshape(-1, 3)
+    rays = np.hstack([np.broadcast_to([0.1, 0.2, 4.0], dirs.shape), dirs]).astype(np.float32)
+    batch = scene.cast_rays(rays)
+    alone = [scene.cast_rays(rays[i : i + 1]) for i in range(len(rays))]
+    for key in ("t_hit", "primitive_ids", "primitive_uvs", "primitive_normals"):
+        np.testing.assert_array_equal(batch[key], np.concatenate([a[key] for a in alone]))
+    assert np.isfinite(batch["t_hit"]).sum() > len(rays) // 10
+    tfar = float(np.median(batch["t_hit"][np.isfinite(batch["t_hit"])]))
+    occ = scene.test_occlusions(rays, tnear=0.5, tfar=tfar)
+    occ_alone = [scene.test_occlusions(rays[i : i + 1], tnear=0.5, tfar=tfar)[0] for i in range(len(rays))]
+    np.testing.assert_array_equal(occ, occ_alone)
+
+
 def test_count_intersections_parity_on_a_closed_cube(rng):
     v, f = cube(half=1.0)
     scene = raypick.Scene()

@@ -310,10 +310,37 @@ impl Scene {
         out
     }
 
-    /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
-    /// look coherent ([`coherent_packet`]) when the scene [`Scene::takes_packets`]: `packet(rays,
-    /// packet, active, out)` must answer exactly as `single` would for each ray (the tests hold it
-    /// to that).
+    /// [`Scene::intersect_batch_into`] on the calling thread only, for callers that split the work
+    /// themselves (the Python bindings write each chunk's answers straight into their columns).
+    /// Neighbouring coherent rays are walked as packets here too.
+    ///
+    /// # Panics
+    /// When `out.len() != rays.len()` (a caller's bug).
+    pub fn intersect_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [Option<Hit>]) {
+        assert_eq!(out.len(), rays.len(), "intersect_into: one output per ray");
+        self.each_ray(
+            rays,
+            out,
+            &|ray| self.intersect_with(ray, opts),
+            &|rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
+        );
+    }
+
+    /// [`Scene::occluded_batch_into`] on the calling thread only (see [`Scene::intersect_into`]).
+    ///
+    /// # Panics
+    /// When `out.len() != rays.len()` (a caller's bug).
+    pub fn occluded_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [bool]) {
+        assert_eq!(out.len(), rays.len(), "occluded_into: one output per ray");
+        self.each_ray(
+            rays,
+            out,
+            &|ray| self.occluded_with(ray, opts),
+            &|rays, p, active, out| self.any_packet(rays, p, active, opts, out),
+        );
+    }
+
+    /// Splits a batch into chunks for rayon (feature `parallel`), each run by [`Scene::each_ray`].
     fn for_each_chunk<T: Send>(
         &self,
         rays: &[Ray],
@@ -321,47 +348,57 @@ impl Scene {
         single: impl Fn(&Ray) -> T + Sync,
         packet: impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]) + Sync,
     ) {
-        let packets = self.takes_packets();
-        let run = |out: &mut [T], rays: &[Ray]| {
-            if !packets {
-                for (o, r) in out.iter_mut().zip(rays) {
-                    *o = single(r);
-                }
-                return;
-            }
-            let mut out_groups = out.chunks_exact_mut(PACKET);
-            let mut ray_groups = rays.chunks_exact(PACKET);
-            for (out, rays) in out_groups.by_ref().zip(ray_groups.by_ref()) {
-                let (Ok(out), Ok(rays)) = (out.try_into(), rays.try_into()) else {
-                    unreachable!("chunks of PACKET")
-                };
-                let out: &mut [T; PACKET] = out;
-                let rays: &[Ray; PACKET] = rays;
-                if let Some((active, p)) = coherent_packet(rays) {
-                    packet(rays, &p, active, out);
-                } else {
-                    for (o, r) in out.iter_mut().zip(rays) {
-                        *o = single(r);
-                    }
-                }
-            }
-            for (o, r) in out_groups
-                .into_remainder()
-                .iter_mut()
-                .zip(ray_groups.remainder())
-            {
-                *o = single(r);
-            }
-        };
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
             out.par_chunks_mut(BATCH_CHUNK)
                 .zip(rays.par_chunks(BATCH_CHUNK))
-                .for_each(|(out, rays)| run(out, rays));
+                .for_each(|(out, rays)| self.each_ray(rays, out, &single, &packet));
         }
         #[cfg(not(feature = "parallel"))]
-        run(out, rays);
+        self.each_ray(rays, out, &single, &packet);
+    }
+
+    /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
+    /// look coherent ([`coherent_packet`]) when the scene [`Scene::takes_packets`]: `packet(rays,
+    /// packet, active, out)` must answer exactly as `single` would for each ray (the tests hold it
+    /// to that).
+    fn each_ray<T>(
+        &self,
+        rays: &[Ray],
+        out: &mut [T],
+        single: &impl Fn(&Ray) -> T,
+        packet: &impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]),
+    ) {
+        if !self.takes_packets() {
+            for (o, r) in out.iter_mut().zip(rays) {
+                *o = single(r);
+            }
+            return;
+        }
+        let mut out_groups = out.chunks_exact_mut(PACKET);
+        let mut ray_groups = rays.chunks_exact(PACKET);
+        for (out, rays) in out_groups.by_ref().zip(ray_groups.by_ref()) {
+            let (Ok(out), Ok(rays)) = (out.try_into(), rays.try_into()) else {
+                unreachable!("chunks of PACKET")
+            };
+            let out: &mut [T; PACKET] = out;
+            let rays: &[Ray; PACKET] = rays;
+            if let Some((active, p)) = coherent_packet(rays) {
+                packet(rays, &p, active, out);
+            } else {
+                for (o, r) in out.iter_mut().zip(rays) {
+                    *o = single(r);
+                }
+            }
+        }
+        for (o, r) in out_groups
+            .into_remainder()
+            .iter_mut()
+            .zip(ray_groups.remainder())
+        {
+            *o = single(r);
+        }
     }
 
     /// [`Scene::intersect_with`] for the rays of `active` (the others answer `None`), walked as a
