@@ -2,7 +2,8 @@
 //! incoherent rays (origins on a sphere of twice the box radius, aimed at uniform points in the box)
 //! and primary rays (a 512×512 pinhole camera at `centre + (0, 0.6, 2.2)·radius`, 45° vertical field
 //! of view). Throughput is reported in rays per second (criterion's "elem/s"); single-thread figures
-//! loop over `Scene::intersect`/`occluded`, the batch figure uses `intersect_batch` on all cores.
+//! loop over `Scene::intersect`/`occluded`, the batch figures use `intersect_batch` on all cores and
+//! `intersect_into` / `occluded_into` on one thread (the batch walk, packets for primary rays).
 //!
 //! Run: `cargo bench -p raypick --bench scene`.
 
@@ -146,6 +147,15 @@ fn bench(c: &mut Criterion) {
             if name == "balanced" {
                 g.bench_function(format!("closest_batch/{set}"), |b| {
                     b.iter(|| scene.intersect_batch(rays, &opts))
+                });
+                // The batch walk on one thread: primary rays go through the packet path.
+                let mut hits = vec![None; rays.len()];
+                g.bench_function(format!("closest_batch_1t/{set}"), |b| {
+                    b.iter(|| scene.intersect_into(rays, &opts, &mut hits))
+                });
+                let mut occluded = vec![false; rays.len()];
+                g.bench_function(format!("occluded_batch_1t/{set}"), |b| {
+                    b.iter(|| scene.occluded_into(rays, &opts, &mut occluded))
                 });
             }
         }

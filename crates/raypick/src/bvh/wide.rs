@@ -30,6 +30,15 @@
 //! closure has shrunk `t_max` below it. Width 8 runs the whole loop compiled for AVX when the CPU has
 //! it (runtime detection), else two SSE halves per node; the `force-scalar` feature uses the scalar
 //! twin ([`crate::simd::box_scalar`]).
+//!
+//! ## Packets
+//! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
+//! neighbouring pixels): one node test for all of them, [`crate::simd::packet_box8`], conservative
+//! bit for bit for each ray ([`crate::simd::PacketBoxRay`]), so each ray reaches at least the leaves
+//! its own walk reaches, and the leaf closure meets each ray on its own. The per-node work (load,
+//! test, ordering, stack) is paid once per group instead of once per ray (Wald, Slusallek, Benthin,
+//! Wagner, "Interactive Rendering with Coherent Ray Tracing", EG 2001; the interval test in the
+//! spirit of Reshetov, Soupikov, Hurley, "Multi-Level Ray Tracing Algorithm", SIGGRAPH 2005).
 
 use std::ops::{ControlFlow, Range};
 

@@ -246,7 +246,10 @@ impl Scene {
     }
 
     /// [`Scene::intersect_with`] for every ray, on all cores (feature `parallel`); the result is the
-    /// same for any number of threads.
+    /// same for any number of threads. In a scene of a few meshes, groups of neighbouring rays that
+    /// share an origin or a direction (a camera's pixels, in order) are walked together as packets
+    /// ([`crate::bvh::wide::WideBvh::traverse_packet`]), with the same answers: pass camera rays in
+    /// pixel order to benefit.
     pub fn intersect_batch(&self, rays: &[Ray], opts: &QueryOptions) -> Vec<Option<Hit>> {
         let mut out = vec![None; rays.len()];
         self.intersect_batch_into(rays, opts, &mut out);
