@@ -169,11 +169,7 @@ impl MeshAccel {
             origin: ray.origin - self.offset,
             ..*ray
         };
-        let (kernel_culling, cull_object_front) = kernel_culling(ctx);
-        let test = |wray: &WatertightRay, slot: usize| {
-            self.test(wray, slot, kernel_culling, cull_object_front, C::EDGES)
-        };
-        let raw = |slot: usize, h: TriHit| self.raw_hit(slot, h, geom, ctx);
+        let hits = LeafHits::new(geom, ctx);
         match mode {
             Mode::BruteForce => {
                 let wray = WatertightRay::new(&ray_local);
@@ -181,8 +177,8 @@ impl MeshAccel {
                     if prim == MeshBvh::PADDING {
                         continue;
                     }
-                    if let Some(h) = test(&wray, slot) {
-                        col.offer(raw(slot, h))?;
+                    if let Some(h) = self.test(&wray, slot, &hits, C::EDGES) {
+                        col.offer(self.raw_hit(slot, h, &hits))?;
                     }
                 }
                 ControlFlow::Continue(())
@@ -203,7 +199,7 @@ impl MeshAccel {
                             let wray = WatertightRay::new(&ray_local);
                             (wray, wray.shear_ray())
                         });
-                        self.leaf(range, wray, shear, t_max, col, &test, &raw)
+                        self.leaf(range, wray, shear, t_max, col, &hits)
                     },
                     |range| self.prefetch_leaf(range),
                 )
@@ -215,7 +211,9 @@ impl MeshAccel {
     /// blocks of four (it starts at a multiple of [`LANES`]); the SIMD prefilter
     /// ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar kernel decides on
     /// the rest, and the hits within `t_max` go to `col`.
-    #[allow(clippy::too_many_arguments)]
+    /// Always inlined, with the kernel, so that both are compiled into the traversal loop with its
+    /// CPU features (a call per triangle also cost a `vzeroupper` and the spill of the loop's vector
+    /// registers).
     #[inline(always)]
     fn leaf<C: Collector>(
         &self,
@@ -224,8 +222,7 @@ impl MeshAccel {
         shear: &ShearRay,
         t_max: &mut f32,
         col: &mut C,
-        test: &impl Fn(&WatertightRay, usize) -> Option<TriHit>,
-        raw: &impl Fn(usize, TriHit) -> RawHit,
+        hits: &LeafHits,
     ) -> ControlFlow<()> {
         // Two blocks per pass (one 8-lane AVX pass where the CPU has it).
         for base in range.clone().step_by(2 * LANES) {
@@ -236,9 +233,9 @@ impl MeshAccel {
             while lanes != 0 {
                 let slot = base + lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                if let Some(h) = test(wray, slot) {
+                if let Some(h) = self.test(wray, slot, hits, C::EDGES) {
                     if h.t <= *t_max {
-                        col.offer(raw(slot, h))?;
+                        col.offer(self.raw_hit(slot, h, hits))?;
                         *t_max = col.t_max();
                     }
                 }
@@ -273,11 +270,7 @@ impl MeshAccel {
             origin: ray.origin - self.offset,
             ..ray
         });
-        let (kernel_culling, cull_object_front) = kernel_culling(ctx);
-        let test = |wray: &WatertightRay, slot: usize| {
-            self.test(wray, slot, kernel_culling, cull_object_front, C::EDGES)
-        };
-        let raw = |slot: usize, h: TriHit| self.raw_hit(slot, h, geom, ctx);
+        let hits = LeafHits::new(geom, ctx);
         let mut kernel_rays: [Option<(WatertightRay, ShearRay)>; PACKET] = [None; PACKET];
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
         let mut done = 0;
@@ -303,8 +296,7 @@ impl MeshAccel {
                         shear,
                         &mut t_max[i],
                         &mut cols[i],
-                        &test,
-                        &raw,
+                        &hits,
                     );
                     if leaf.is_break() {
                         finished |= 1 << i;
@@ -326,20 +318,20 @@ impl MeshAccel {
 
     /// The raw hit of the kernel's hit `h` on the triangle at `slot`.
     #[inline(always)]
-    fn raw_hit(&self, slot: usize, h: TriHit, geom: u32, ctx: &Ctx) -> RawHit {
+    fn raw_hit(&self, slot: usize, h: TriHit, hits: &LeafHits) -> RawHit {
         RawHit {
             t: h.t,
             u: h.u,
             v: h.v,
             prim: self.blocks[slot / LANES].ids[slot % LANES],
             slot: slot as u32,
-            geom,
-            instance: ctx.instance,
+            geom: hits.geom,
+            instance: hits.instance,
         }
     }
 
-    /// The kernel on the triangle at `slot`; `cull_object_front` drops hits on the object-space
-    /// front face (back-face culling inside a mirroring instance). Always inlined, so it is compiled
+    /// The kernel on the triangle at `slot`, with the culling of `hits` (back-face culling inside a
+    /// mirroring instance drops the object-space front face). Always inlined, so it is compiled
     /// into the traversal loop with that loop's CPU features (a call per triangle also cost a
     /// `vzeroupper` and the spill of the loop's vector registers).
     #[inline(always)]
@@ -347,31 +339,47 @@ impl MeshAccel {
         &self,
         wray: &WatertightRay,
         slot: usize,
-        culling: Culling,
-        cull_object_front: bool,
+        hits: &LeafHits,
         edges: EdgeRule,
     ) -> Option<TriHit> {
         let [a, b, c] = self.tri(slot);
         // No degeneracy check: `store` collapsed the degenerate triangles.
-        let hit = wray.test::<false>(a, b, c, culling, edges)?;
-        if cull_object_front && is_object_front(wray, [a, b, c], edges) {
+        let hit = wray.test::<false>(a, b, c, hits.kernel_culling, edges)?;
+        if hits.cull_object_front && is_object_front(wray, [a, b, c], edges) {
             return None;
         }
         Some(hit)
     }
 }
 
-/// The culling the kernel applies for `ctx`, and whether hits on the object-space front face must
-/// be dropped after it. A mirroring instance flips the winding: what the kernel calls a front face
-/// in object space is a back face of the world-space copy. One call site of the kernel on the hot
-/// path (so it can be inlined); the mirrored-culling check is a cold second call.
-#[inline(always)]
-fn kernel_culling(ctx: &Ctx) -> (Culling, bool) {
-    let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
-    if cull_object_front {
-        (Culling::None, true)
-    } else {
-        (ctx.culling, false)
+/// What a mesh's leaves need of the query to test triangles and name their hits.
+#[derive(Clone, Copy, Debug)]
+struct LeafHits {
+    geom: u32,
+    instance: Option<u32>,
+    /// The culling the kernel applies.
+    kernel_culling: Culling,
+    /// Whether hits on the object-space front face must be dropped after the kernel. A mirroring
+    /// instance flips the winding: what the kernel calls a front face in object space is a back face
+    /// of the world-space copy. One call site of the kernel on the hot path (so it can be inlined);
+    /// the mirrored-culling check is a cold second call.
+    cull_object_front: bool,
+}
+
+impl LeafHits {
+    #[inline(always)]
+    fn new(geom: u32, ctx: &Ctx) -> Self {
+        let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
+        Self {
+            geom,
+            instance: ctx.instance,
+            kernel_culling: if cull_object_front {
+                Culling::None
+            } else {
+                ctx.culling
+            },
+            cull_object_front,
+        }
     }
 }
 
