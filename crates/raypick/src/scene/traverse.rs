@@ -61,6 +61,16 @@ impl Scene {
             Mode::Bvh if self.top.nodes().len() == 1 => {
                 // A single top-level leaf (e.g. one mesh): skip the box test, each geometry's own
                 // BVH tests its root box anyway.
+                if let ([g], Some(Accel::Mesh(m))) = (
+                    &self.top_geoms[..],
+                    self.top_geoms.first().map(|&g| &self.accels[g as usize]),
+                ) {
+                    // One mesh, the commonest scene: straight to its BVH.
+                    if self.geometries[*g as usize].mask() & ctx.mask == 0 {
+                        return ControlFlow::Continue(());
+                    }
+                    return m.visit(ray, *g, ctx, mode, col);
+                }
                 for &g in &self.top_geoms {
                     self.visit_geometry(g as usize, ray, ctx, mode, col)?;
                 }
