@@ -441,16 +441,160 @@ impl PacketBoxRay {
         if !finite.all() {
             return None;
         }
+        // `+ 0.0` turns a -0 into +0 (same value): the minima and maxima of equal zeros depend on
+        // the order of the reduction, and the AVX version reduces in another order.
+        let zero = Vec3A::ZERO;
+        Some(Self::from_parts(
+            octant,
+            [o_lo + zero, o_hi + zero, inv_lo, inv_hi].map(|v| v.to_array()),
+            t_min + 0.0,
+        ))
+    }
+
+    #[inline(always)]
+    fn from_parts(
+        octant: u32,
+        [origin_lo, origin_hi, inv_lo, inv_hi]: [[f32; 3]; 4],
+        t_min: f32,
+    ) -> Self {
         let near_row = [0, 1, 2].map(|axis| 2 * axis + (octant as usize >> axis & 1));
-        Some(Self {
-            origin_lo: o_lo.to_array(),
-            origin_hi: o_hi.to_array(),
-            inv_lo: inv_lo.to_array(),
-            inv_hi: inv_hi.to_array(),
+        Self {
+            origin_lo,
+            origin_hi,
+            inv_lo,
+            inv_hi,
             near_row,
             far_row: near_row.map(|row| row ^ 1),
             t_min,
-        })
+        }
+    }
+
+    /// The mask of the valid rays among `rays` ([`crate::Ray::is_valid`]) and their packet
+    /// ([`PacketBoxRay::new`]), in one pass: with AVX, the eight rays (eight floats each) are
+    /// loaded as an 8×8 block and transposed, so every check and bound is one 8-lane operation.
+    /// Bit for bit the scalar twin's answer ([`PacketBoxRay::of_eight_scalar`]).
+    #[inline]
+    pub fn of_eight(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if has_avx() {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { Self::of_eight_avx(rays) };
+        }
+        Self::of_eight_scalar(rays)
+    }
+
+    /// Scalar twin (the spec) of [`PacketBoxRay::of_eight`].
+    #[inline]
+    pub fn of_eight_scalar(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        let valid = (0..8).fold(0, |m, i| m | u32::from(rays[i].is_valid()) << i);
+        let packet = Self::new((0..8).filter(|i| valid >> i & 1 == 1).map(|i| &rays[i]));
+        (valid, packet)
+    }
+
+    /// [`PacketBoxRay::of_eight`] with 8-lane AVX instructions.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[target_feature(enable = "avx")]
+    unsafe fn of_eight_avx(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        use std::arch::x86_64::*;
+        // SAFETY: AVX is enabled for this function; `Ray` is `repr(C)`, eight f32 (checked at
+        // compile time in `geom::ray`), so `rays` is 64 readable floats and each unaligned load
+        // reads one ray.
+        unsafe {
+            let base = rays.as_ptr().cast::<f32>();
+            let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(base.add(8 * i)));
+            // 8×8 transpose: column k holds field k of the eight rays.
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            let col = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            let [ox, oy, oz, dx, dy, dz, t_min, t_max] = col;
+            // Ray::is_valid, lane by lane: finite origin and direction, a non-zero direction, and
+            // t_min <= t_max (false for NaN).
+            let sign = _mm256_set1_ps(-0.0);
+            let inf = _mm256_set1_ps(f32::INFINITY);
+            let finite = |x: __m256| _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_andnot_ps(sign, x), inf);
+            let zero = _mm256_setzero_ps();
+            let nonzero = |x: __m256| _mm256_cmp_ps::<_CMP_NEQ_UQ>(x, zero);
+            let ok = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_and_ps(finite(ox), finite(oy)),
+                    _mm256_and_ps(finite(oz), finite(dx)),
+                ),
+                _mm256_and_ps(
+                    _mm256_and_ps(finite(dy), finite(dz)),
+                    _mm256_and_ps(
+                        _mm256_or_ps(_mm256_or_ps(nonzero(dx), nonzero(dy)), nonzero(dz)),
+                        _mm256_cmp_ps::<_CMP_LE_OQ>(t_min, t_max),
+                    ),
+                ),
+            );
+            let valid = _mm256_movemask_ps(ok) as u32;
+            if valid == 0 {
+                return (0, None);
+            }
+            // One octant over the valid rays; the octant is the first valid ray's.
+            let first = valid.trailing_zeros();
+            let signs = [dx, dy, dz].map(|d| _mm256_movemask_ps(d) as u32 & valid);
+            let octant = (0..3).fold(0, |o, a| o | (signs[a] >> first & 1) << a);
+            if (0..3).any(|a| signs[a] != 0 && signs[a] != valid) {
+                return (valid, None);
+            }
+            let one = _mm256_set1_ps(1.0);
+            let inv = [dx, dy, dz].map(|d| _mm256_div_ps(one, d));
+            let inv_finite = inv.iter().fold(ok, |m, &x| _mm256_and_ps(m, finite(x)));
+            if _mm256_movemask_ps(inv_finite) as u32 != valid {
+                return (valid, None);
+            }
+            // Bounds over the valid lanes (the others replaced by ±∞), zeros made positive as in
+            // the scalar twin.
+            let hmin = |x: __m256| {
+                let x = _mm256_blendv_ps(inf, x, ok);
+                let x = _mm256_min_ps(x, _mm256_permute2f128_ps::<0x01>(x, x));
+                let x = _mm256_min_ps(x, _mm256_permute_ps::<0x4E>(x));
+                let x = _mm256_min_ps(x, _mm256_permute_ps::<0xB1>(x));
+                _mm256_cvtss_f32(x) + 0.0
+            };
+            let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
+            let hmax = |x: __m256| {
+                let x = _mm256_blendv_ps(ninf, x, ok);
+                let x = _mm256_max_ps(x, _mm256_permute2f128_ps::<0x01>(x, x));
+                let x = _mm256_max_ps(x, _mm256_permute_ps::<0x4E>(x));
+                let x = _mm256_max_ps(x, _mm256_permute_ps::<0xB1>(x));
+                _mm256_cvtss_f32(x) + 0.0
+            };
+            let o = [ox, oy, oz];
+            let packet = Self::from_parts(
+                octant,
+                [o.map(&hmin), o.map(&hmax), inv.map(&hmin), inv.map(&hmax)],
+                hmin(t_min),
+            );
+            (valid, Some(packet))
+        }
     }
 
     /// The packet of the same rays with every origin moved by `-offset` (a mesh's local frame):
@@ -1166,6 +1310,67 @@ mod tests {
             single_hits > 100_000 && partial > 10_000,
             "{single_hits} {partial}"
         );
+    }
+
+    #[test]
+    fn eight_rays_make_the_same_packet_with_avx_and_with_the_scalar_twin() {
+        use crate::Ray;
+        use glam::Vec3;
+        let bits = |p: &PacketBoxRay| {
+            let f = |a: [f32; 3]| a.map(f32::to_bits);
+            (
+                [p.origin_lo, p.origin_hi, p.inv_lo, p.inv_hi].map(f),
+                p.near_row,
+                p.far_row,
+                p.t_min.to_bits(),
+            )
+        };
+        let mut rng = Pcg64::seed_from_u64(41);
+        let (mut packets, mut partial) = (0, 0);
+        for k in 0..50_000 {
+            // Camera-like groups (one origin or one direction, one octant) with special values
+            // and invalid rays mixed in at random, and fully random groups.
+            let (mut rays, _, _) = random_packet_case(&mut rng);
+            if k % 4 == 0 {
+                for ray in &mut rays {
+                    *ray = Ray::new(
+                        Vec3::from_array([0; 3].map(|_| float(&mut rng))),
+                        Vec3::from_array([0; 3].map(|_| float(&mut rng))),
+                    );
+                }
+            }
+            for ray in &mut rays {
+                if rng.gen_bool(0.05) {
+                    let i = rng.gen_range(0..8);
+                    let value = float(&mut rng);
+                    match i {
+                        0..3 => ray.origin[i] = value,
+                        3..6 => ray.dir[i - 3] = value,
+                        6 => ray.t_min = value,
+                        _ => ray.t_max = value,
+                    }
+                }
+            }
+            if rng.gen_bool(0.2) {
+                // Zeros of both signs on one axis: their minimum and maximum depend on the order
+                // of the reduction unless made positive.
+                let axis = rng.gen_range(0..3);
+                for ray in &mut rays {
+                    ray.origin[axis] = if rng.gen_bool(0.5) { 0.0 } else { -0.0 };
+                }
+            }
+            let (valid, packet) = PacketBoxRay::of_eight_scalar(&rays);
+            let (valid_fast, packet_fast) = PacketBoxRay::of_eight(&rays);
+            assert_eq!(valid_fast, valid, "{rays:?}");
+            assert_eq!(
+                packet_fast.as_ref().map(bits),
+                packet.as_ref().map(bits),
+                "{rays:?}"
+            );
+            packets += usize::from(packet.is_some());
+            partial += usize::from(packet.is_some() && valid != 0xff);
+        }
+        assert!(packets > 20_000 && partial > 1_000, "{packets} {partial}");
     }
 
     #[test]

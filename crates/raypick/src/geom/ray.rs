@@ -17,6 +17,7 @@ use glam::{Vec3, Vec3A};
 /// assert_eq!((seg.t_min, seg.t_max), (0.0, 1.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct Ray {
     /// Where `t = 0` is.
     pub origin: Vec3,
@@ -27,6 +28,9 @@ pub struct Ray {
     /// Largest accepted `t` (inclusive).
     pub t_max: f32,
 }
+
+// Eight floats in this order: `simd::PacketBoxRay::of_eight` loads eight rays as an 8×8 block.
+const _: () = assert!(std::mem::size_of::<Ray>() == 32 && std::mem::offset_of!(Ray, t_max) == 28);
 
 impl Ray {
     /// A ray from `origin` along `dir`: `t ∈ [0, ∞)`.

@@ -550,11 +550,9 @@ fn coherent_packet(rays: &[Ray; PACKET]) -> Option<(u32, PacketBoxRay)> {
     if rays.iter().any(|r| r.dir.is_negative_bitmask() != octant) {
         return None;
     }
-    let active = (0..PACKET).fold(0, |m, i| m | u32::from(rays[i].is_valid()) << i);
-    let packet = PacketBoxRay::new(
-        (0..PACKET)
-            .filter(|i| active >> i & 1 == 1)
-            .map(|i| &rays[i]),
-    )?;
-    packet.is_coherent().then_some((active, packet))
+    const _: () = assert!(PACKET == 8, "PacketBoxRay::of_eight");
+    let (active, packet) = PacketBoxRay::of_eight(rays);
+    packet
+        .filter(PacketBoxRay::is_coherent)
+        .map(|p| (active, p))
 }
