@@ -19,7 +19,7 @@ use raypick::{Aabb, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-use common::read_obj;
+use common::{camera_rays, read_obj};
 
 const BUNNY: &str = "obj/stanford-bunny.obj";
 
@@ -43,24 +43,6 @@ fn incoherent(bounds: Aabb, n: usize) -> Vec<Ray> {
             Ray::new(origin, (target - origin).normalize())
         })
         .collect()
-}
-
-fn primary(bounds: Aabb, res: usize) -> Vec<Ray> {
-    let (c, r) = (bounds.center(), bounds.extent().length() * 0.5);
-    let eye = c + Vec3::new(0.0, 0.6, 2.2) * r;
-    let forward = (c - eye).normalize();
-    let right = forward.cross(Vec3::Y).normalize();
-    let up = right.cross(forward);
-    let half = (22.5f32).to_radians().tan();
-    let mut rays = Vec::with_capacity(res * res);
-    for y in 0..res {
-        for x in 0..res {
-            let px = ((x as f32 + 0.5) / res as f32 * 2.0 - 1.0) * half;
-            let py = (1.0 - (y as f32 + 0.5) / res as f32 * 2.0) * half;
-            rays.push(Ray::new(eye, (forward + px * right + py * up).normalize()));
-        }
-    }
-    rays
 }
 
 fn bunny_scene(config: BuildConfig) -> (TriMesh, Scene) {
@@ -91,7 +73,7 @@ fn bench(c: &mut Criterion) {
     // fewer nodes and less memory traffic. Charging per triangle (block 1) or per block of four.
     {
         let rays = incoherent(bounds, 100_000);
-        let primary_rays = primary(bounds, 256);
+        let primary_rays = camera_rays(bounds, 256);
         let mut g = c.benchmark_group("leaf_cost");
         g.sample_size(10);
         for (isect, block, max_leaf) in [(0.3, 1, 8), (0.5, 4, 8), (0.8, 4, 8), (1.2, 4, 8)] {
@@ -129,7 +111,7 @@ fn bench(c: &mut Criterion) {
     }
     let sets = [
         ("incoherent", incoherent(bounds, 200_000)),
-        ("primary", primary(bounds, 512)),
+        ("primary", camera_rays(bounds, 512)),
     ];
     let opts = QueryOptions::default();
     for (name, config) in BuildConfig::PRESETS {

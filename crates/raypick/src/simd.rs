@@ -191,7 +191,6 @@ unsafe fn slab8_avx(
     use std::arch::x86_64::*;
     // SAFETY: the caller guarantees AVX; the store writes the eight floats of `t_near`, unaligned.
     unsafe {
-        let mut t_near = [0.0f32; 8];
         let mut near = _mm256_set1_ps(ray.t_min);
         let mut far = _mm256_set1_ps(f32::INFINITY);
         for axis in 0..3 {
@@ -204,6 +203,26 @@ unsafe fn slab8_avx(
             near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
             far = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(far_plane, o), inv), far);
         }
+        slab_hits8_avx(near, far, t_max)
+    }
+}
+
+/// The end of every 8-lane slab test: the far distance padded by [`FAR_PAD`] and clipped to
+/// `t_max`, a lane hit when `near <= far`, and the entry distances.
+///
+/// # Safety
+/// The CPU must support AVX, and the caller must be compiled with it (this is inlined into it).
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline(always)]
+unsafe fn slab_hits8_avx(
+    near: std::arch::x86_64::__m256,
+    far: std::arch::x86_64::__m256,
+    t_max: f32,
+) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees AVX; the store writes the eight floats of `t_near`, unaligned.
+    unsafe {
+        let mut t_near = [0.0f32; 8];
         let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
         let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
         // t_max first, so a NaN `padded` (from far = -∞) is the result: a miss.
@@ -362,6 +381,15 @@ pub fn box4_scalar(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4
     box_scalar(bounds, ray, t_max)
 }
 
+/// The end of every scalar slab test (the twin of the lanes of the SIMD tests' last step): the
+/// far distance padded by [`FAR_PAD`] and clipped to `t_max`, hit when `near <= far`. `t_max`
+/// first: a far distance of -∞ (the ray runs parallel to and outside a slab, or the lane is empty)
+/// pads to -∞ + ∞ = NaN, which must win the min and fail the test.
+#[inline(always)]
+fn slab_hit(near: f32, far: f32, t_max: f32) -> bool {
+    near <= min_ps(t_max, far + far.abs() * FAR_PAD)
+}
+
 /// Scalar twin (the spec) of [`box4`], [`box8`] and [`box8_avx`], for any width.
 #[inline(always)]
 pub fn box_scalar<const W: usize>(bounds: &[[f32; W]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<W> {
@@ -376,11 +404,8 @@ pub fn box_scalar<const W: usize>(bounds: &[[f32; W]; 6], ray: &BoxRay, t_max: f
             near = max_ps(tn, near);
             far = min_ps(tf, far);
         }
-        // t_max first: a far distance of -∞ (the ray runs parallel to and outside a slab, or the
-        // lane is empty) pads to -∞ + ∞ = NaN, which must win the min and fail the test.
-        let far = min_ps(t_max, far + far.abs() * FAR_PAD);
         t_near[lane] = near;
-        mask |= u32::from(near <= far) << lane;
+        mask |= u32::from(slab_hit(near, far, t_max)) << lane;
     }
     BoxHits { mask, t_near }
 }
@@ -652,7 +677,6 @@ pub fn packet_box8_avx(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -
     // eight floats of one `[f32; 8]` row (the row index is below 6 by construction), the store the
     // eight of `t_near`, unaligned.
     unsafe {
-        let mut t_near = [0.0f32; 8];
         let mut near = _mm256_set1_ps(ray.t_min);
         let mut far = _mm256_set1_ps(f32::INFINITY);
         for axis in 0..3 {
@@ -681,12 +705,7 @@ pub fn packet_box8_avx(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -
             near = _mm256_max_ps(tn, near);
             far = _mm256_min_ps(tf, far);
         }
-        let abs_far = _mm256_andnot_ps(_mm256_set1_ps(-0.0), far);
-        let padded = _mm256_add_ps(far, _mm256_mul_ps(abs_far, _mm256_set1_ps(FAR_PAD)));
-        let far = _mm256_min_ps(_mm256_set1_ps(t_max), padded);
-        _mm256_storeu_ps(t_near.as_mut_ptr(), near);
-        let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(near, far)) as u32;
-        BoxHits { mask, t_near }
+        slab_hits8_avx(near, far, t_max)
     }
 }
 
@@ -715,9 +734,8 @@ pub fn packet_box_scalar<const W: usize>(
             near = max_ps(tn, near);
             far = min_ps(tf, far);
         }
-        let far = min_ps(t_max, far + far.abs() * FAR_PAD);
         t_near[lane] = near;
-        mask |= u32::from(near <= far) << lane;
+        mask |= u32::from(slab_hit(near, far, t_max)) << lane;
     }
     BoxHits { mask, t_near }
 }

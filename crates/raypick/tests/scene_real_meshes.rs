@@ -11,7 +11,7 @@ use raypick::glam::Vec3;
 use raypick::{Aabb, Hit, QueryOptions, Ray, Scene, SceneBuilder, TriMesh};
 
 mod common;
-use common::read_obj;
+use common::{camera_rays, read_obj};
 
 /// Rays from a sphere of twice the box radius around the box centre to uniform points in the box
 /// (the shared "incoherent" workload), plus a few axis-aligned ones (zero direction components).
@@ -32,25 +32,6 @@ fn incoherent_rays(bounds: Aabb, n: usize, seed: u64) -> Vec<Ray> {
             );
             let origin = c + dir.normalize_or(Vec3::X) * 2.0 * r;
             Ray::new(origin, (target - origin).normalize())
-        })
-        .collect()
-}
-
-/// The shared "primary" recipe at `res`×`res`: a pinhole camera at `c + (0, 0.6, 2.2)·r` looking at
-/// the box centre, 45° field of view, row-major. Batches walk neighbouring pixels as packets.
-fn camera_rays(bounds: Aabb, res: usize) -> Vec<Ray> {
-    let (c, r) = (bounds.center(), bounds.extent().length() * 0.5);
-    let eye = c + Vec3::new(0.0, 0.6, 2.2) * r;
-    let fwd = (c - eye).normalize();
-    let right = fwd.cross(Vec3::Y).normalize();
-    let up = right.cross(fwd);
-    let tan = 22.5f32.to_radians().tan();
-    (0..res * res)
-        .map(|i| {
-            let (x, y) = ((i % res) as f32 + 0.5, (i / res) as f32 + 0.5);
-            let px = (x / res as f32 * 2.0 - 1.0) * tan;
-            let py = (1.0 - y / res as f32 * 2.0) * tan;
-            Ray::new(eye, (fwd + px * right + py * up).normalize())
         })
         .collect()
 }

@@ -241,28 +241,10 @@ where
                 defer(&mut stack, node, far, hits.t_near[far]);
                 Some(near)
             } else {
-                // Sort the hit lanes farthest first and push them in that order, so the nearest
-                // is popped next. The sort works on one integer per lane (the entry distance as
-                // ordered bits, the lane in the low bits: equal distances put the higher lane on
-                // top), insertion of at most W: cheaper than moving stack entries.
-                let mut keys = [0u64; W];
-                let mut n = 0;
-                mask |= 1 << first_lane;
-                while mask != 0 {
-                    let lane = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
-                    let key =
-                        u64::from(ordered_bits(hits.t_near[lane])) << 32 | (W - 1 - lane) as u64;
-                    let mut j = n;
-                    while j > 0 && keys[j - 1] < key {
-                        keys[j] = keys[j - 1];
-                        j -= 1;
-                    }
-                    keys[j] = key;
-                    n += 1;
-                }
+                // Push the hit lanes farthest first, so the nearest is popped next.
+                let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
                 for &key in &keys[..n] {
-                    let lane = W - 1 - (key as u32 as usize);
+                    let lane = key_lane::<W>(key);
                     defer(&mut stack, node, lane, hits.t_near[lane]);
                 }
                 None
@@ -374,26 +356,11 @@ pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
             let next_lane = if mask == 0 {
                 first_lane
             } else {
-                let mut keys = [0u64; W];
-                let mut n = 0;
-                mask |= 1 << first_lane;
-                while mask != 0 {
-                    let lane = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
-                    let key =
-                        u64::from(ordered_bits(hits.t_near[lane])) << 32 | (W - 1 - lane) as u64;
-                    let mut j = n;
-                    while j > 0 && keys[j - 1] < key {
-                        keys[j] = keys[j - 1];
-                        j -= 1;
-                    }
-                    keys[j] = key;
-                    n += 1;
-                }
+                let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
                 for &key in &keys[..n - 1] {
-                    defer(&mut stack, W - 1 - (key as u32 as usize));
+                    defer(&mut stack, key_lane::<W>(key));
                 }
-                W - 1 - (keys[n - 1] as u32 as usize)
+                key_lane::<W>(keys[n - 1])
             };
             let rays = reaching(&prune, node_rays, hits.t_near[next_lane]);
             if rays != 0 {
@@ -430,6 +397,35 @@ pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
             lower(&mut prune, t_max, rays);
         }
     }
+}
+
+/// The lanes of `mask` ordered by entry distance, farthest first, as sort keys (the first `n` of
+/// the array; [`key_lane`] reads the lane back), equal distances with the higher lane first. One
+/// integer per lane (the entry distance as ordered bits, the lane in the low bits), insertion of at
+/// most W: cheaper than moving stack entries. Shared by the single-ray and the packet loop.
+#[inline(always)]
+fn far_first<const W: usize>(mut mask: u32, t_near: &[f32; W]) -> ([u64; W], usize) {
+    let mut keys = [0u64; W];
+    let mut n = 0;
+    while mask != 0 {
+        let lane = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let key = u64::from(ordered_bits(t_near[lane])) << 32 | (W - 1 - lane) as u64;
+        let mut j = n;
+        while j > 0 && keys[j - 1] < key {
+            keys[j] = keys[j - 1];
+            j -= 1;
+        }
+        keys[j] = key;
+        n += 1;
+    }
+    (keys, n)
+}
+
+/// The lane of a [`far_first`] key.
+#[inline(always)]
+fn key_lane<const W: usize>(key: u64) -> usize {
+    W - 1 - key as u32 as usize
 }
 
 /// `t`'s bits mapped so that unsigned order is float order (negative values flipped, positive ones

@@ -2,7 +2,7 @@
 //! reader (the engine cannot use its own loader crate, which depends on it).
 
 use raypick::glam::Vec3;
-use raypick::TriMesh;
+use raypick::{Aabb, Ray, TriMesh};
 
 /// `../shared/data/` beside the repository.
 pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/");
@@ -33,4 +33,25 @@ pub fn read_obj(rel: &str) -> TriMesh {
         }
     }
     TriMesh::new(vertices, indices).with_name(rel)
+}
+
+/// The shared "primary" ray recipe (`shared/tools/make_rays.py`) at `res`×`res`: a pinhole camera at
+/// `c + (0, 0.6, 2.2)·r` (box centre and half diagonal) looking at `c`, 45° vertical field of view,
+/// row-major, unit directions.
+#[allow(dead_code)] // not every test binary that includes this module casts camera rays
+pub fn camera_rays(bounds: Aabb, res: usize) -> Vec<Ray> {
+    let (c, r) = (bounds.center(), bounds.extent().length() * 0.5);
+    let eye = c + Vec3::new(0.0, 0.6, 2.2) * r;
+    let forward = (c - eye).normalize();
+    let right = forward.cross(Vec3::Y).normalize();
+    let up = right.cross(forward);
+    let half = 22.5f32.to_radians().tan();
+    (0..res * res)
+        .map(|i| {
+            let (x, y) = ((i % res) as f32 + 0.5, (i / res) as f32 + 0.5);
+            let px = (x / res as f32 * 2.0 - 1.0) * half;
+            let py = (1.0 - y / res as f32 * 2.0) * half;
+            Ray::new(eye, (forward + px * right + py * up).normalize())
+        })
+        .collect()
 }
