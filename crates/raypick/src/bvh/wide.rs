@@ -128,6 +128,8 @@ impl<const W: usize> WideNode<W> {
 pub struct WideRay {
     boxes: BoxRay,
     valid: bool,
+    /// Whether hit children are taken nearest first ([`WideRay::in_node_order`]).
+    ordered: bool,
 }
 
 impl WideRay {
@@ -145,7 +147,23 @@ impl WideRay {
                 t_min: ray.t_min,
             },
             valid: ray.is_valid(),
+            ordered: true,
         }
+    }
+
+    /// This ray for a walk that needs every leaf it reaches, or any one of them (any-hit queries,
+    /// all hits, counts), not the nearest first: where three or more children of a node are hit,
+    /// the walk goes on with the first in the node's lane order and defers the others unsorted
+    /// (of two it still takes the nearer: one comparison). The leaves reached are the same; only
+    /// their order changes. The lanes keep the binary tree's left-to-right order
+    /// ([`WideBvh::from_binary`]), so consecutive rays tend to take the same first path and find
+    /// its nodes in cache: on the shared conference workload an incoherent any-hit ray ran 1.22×
+    /// as fast (15 % fewer instructions, 2.5 instead of 3.9 simulated L1 misses), on the bunny's
+    /// 1.08× (BENCHMARKS.md).
+    #[inline]
+    pub fn in_node_order(mut self) -> Self {
+        self.ordered = false;
+        self
     }
 }
 
@@ -228,7 +246,8 @@ where
             let first_lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             // The child to go on with: the only one, or the nearer of two (the other one is
-            // deferred); three or more are all pushed and sorted.
+            // deferred); three or more are all pushed and sorted, or for a walk in node order
+            // the first is taken and the others pushed as they come.
             let next_lane = if mask == 0 {
                 Some(first_lane)
             } else if mask & (mask - 1) == 0 {
@@ -240,6 +259,14 @@ where
                 };
                 defer(&mut stack, node, far, hits.t_near[far]);
                 Some(near)
+            } else if !ray.ordered {
+                let mut rest = mask;
+                while rest != 0 {
+                    let lane = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    defer(&mut stack, node, lane, hits.t_near[lane]);
+                }
+                Some(first_lane)
             } else {
                 // Push the hit lanes farthest first, so the nearest is popped next.
                 let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
@@ -1014,6 +1041,7 @@ mod tests {
         let binary = Bvh::build(&boxes, &centroids, BuildConfig::BALANCED);
         let wide = WideBvh::<W>::from_binary(&binary);
         let mut rng = Pcg64::seed_from_u64(5);
+        let mut reordered = 0;
         for k in 0..2000 {
             let ray = random_ray(&mut rng, k, 15.0);
             let mut reached_binary = Vec::new();
@@ -1026,12 +1054,28 @@ mod tests {
                 reached_wide.extend(range.map(|i| wide.prim_ids()[i]));
                 ControlFlow::Continue(())
             });
+            // The walk in node order reaches the same leaves, in its own order.
+            let mut reached_in_node_order = Vec::new();
+            let _ = wide.traverse(
+                &WideRay::new(&ray).in_node_order(),
+                ray.t_max,
+                |range, _| {
+                    reached_in_node_order.extend(range.map(|i| wide.prim_ids()[i]));
+                    ControlFlow::Continue(())
+                },
+            );
+            reordered += usize::from(reached_in_node_order != reached_wide);
             reached_binary.sort_unstable();
             reached_wide.sort_unstable();
+            reached_in_node_order.sort_unstable();
             assert_eq!(reached_binary, reached_wide, "{ray:?}");
+            assert_eq!(reached_in_node_order, reached_wide, "{ray:?}");
             // No padding ever reaches the closure, and each prim at most once.
             assert!(reached_wide.windows(2).all(|w| w[0] < w[1]));
+            assert!(reached_in_node_order.windows(2).all(|w| w[0] < w[1]));
         }
+        // The node order is another order for rays that meet three or more children of a node.
+        assert!(reordered > 100, "{reordered}");
     }
 
     #[test]
@@ -1140,8 +1184,10 @@ mod tests {
             }
         }
         let mut total = 0;
-        for k in 0..1000 {
-            let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
+        for k in 0..2000 {
+            // Every second ray walks in node order.
+            let ray = WideRay::new(&random_ray(&mut rng, k / 2, 15.0));
+            let ray = if k % 2 == 1 { ray.in_node_order() } else { ray };
             let mut seen: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
             for (name, visit) in &ways {
                 let mut leaves = Vec::new();

@@ -40,6 +40,7 @@ struct Closest<'a> {
 
 impl Collector for Closest<'_> {
     const EDGES: EdgeRule = EdgeRule::Closed;
+    const NEAREST_FIRST: bool = true;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -66,6 +67,7 @@ struct Any<'a> {
 
 impl Collector for Any<'_> {
     const EDGES: EdgeRule = EdgeRule::Closed;
+    const NEAREST_FIRST: bool = false;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -88,6 +90,7 @@ struct All<'a> {
 
 impl Collector for All<'_> {
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
+    const NEAREST_FIRST: bool = false;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -109,6 +112,7 @@ struct Count<'a> {
 
 impl Collector for Count<'_> {
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
+    const NEAREST_FIRST: bool = false;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max

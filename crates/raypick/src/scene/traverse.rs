@@ -27,6 +27,10 @@ pub(crate) enum Mode {
 pub(crate) trait Collector {
     /// Edge rule for triangles.
     const EDGES: EdgeRule;
+    /// Whether the walk must reach leaves nearest first: a closest-hit query's `t_max` shrinks with
+    /// each hit, which prunes the rest of the walk. The others (any hit, all hits, counts) take
+    /// children in the node's order, which is cheaper ([`WideRay::in_node_order`]).
+    const NEAREST_FIRST: bool;
     /// Hits beyond this `t` cannot matter any more.
     fn t_max(&self) -> f32;
     /// A candidate; `Break` stops the walk.
@@ -200,7 +204,11 @@ impl MeshAccel {
                 let mut kernel_ray: Option<(WatertightRay, ShearRay)> = None;
                 let t_max = col.t_max();
                 self.bvh.traverse_prefetching(
-                    &WideRay::new(&ray_local),
+                    &if C::NEAREST_FIRST {
+                        WideRay::new(&ray_local)
+                    } else {
+                        WideRay::new(&ray_local).in_node_order()
+                    },
                     t_max,
                     // Inlined into the traversal loop, so it is compiled for the same CPU features
                     // (see `Traverse for WideBvh<8>`).
