@@ -27,9 +27,10 @@
 //! Ordered and robust like the binary one ([`super::traverse`]): [`crate::simd::box4`] /
 //! [`crate::simd::box8`] are Ize's conservative slab test, hit children are pushed farthest first with
 //! their entry distances (and their nodes prefetched), and a popped entry is skipped when the leaf
-//! closure has shrunk `t_max` below it. Width 8 runs the whole loop compiled for AVX when the CPU has
-//! it (runtime detection), else two SSE halves per node; the `force-scalar` feature uses the scalar
-//! twin ([`crate::simd::box_scalar`]).
+//! closure has shrunk `t_max` below it. A walk that needs any leaf or every leaf rather than the
+//! nearest first skips the sort ([`WideRay::in_node_order`]). Width 8 runs the whole loop compiled
+//! for AVX when the CPU has it (runtime detection), else two SSE halves per node; the
+//! `force-scalar` feature uses the scalar twin ([`crate::simd::box_scalar`]).
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
