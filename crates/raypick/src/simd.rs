@@ -597,21 +597,16 @@ impl PacketBoxRay {
             }
             // Bounds over the valid lanes (the others replaced by ±∞), zeros made positive as in
             // the scalar twin.
-            let hmin = |x: __m256| {
-                let x = _mm256_blendv_ps(inf, x, ok);
-                let x = _mm256_min_ps(x, _mm256_permute2f128_ps::<0x01>(x, x));
-                let x = _mm256_min_ps(x, _mm256_permute_ps::<0x4E>(x));
-                let x = _mm256_min_ps(x, _mm256_permute_ps::<0xB1>(x));
+            let reduce = |x: __m256, fill: __m256, op: unsafe fn(__m256, __m256) -> __m256| {
+                let x = _mm256_blendv_ps(fill, x, ok);
+                let x = op(x, _mm256_permute2f128_ps::<0x01>(x, x));
+                let x = op(x, _mm256_permute_ps::<0x4E>(x));
+                let x = op(x, _mm256_permute_ps::<0xB1>(x));
                 _mm256_cvtss_f32(x) + 0.0
             };
             let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
-            let hmax = |x: __m256| {
-                let x = _mm256_blendv_ps(ninf, x, ok);
-                let x = _mm256_max_ps(x, _mm256_permute2f128_ps::<0x01>(x, x));
-                let x = _mm256_max_ps(x, _mm256_permute_ps::<0x4E>(x));
-                let x = _mm256_max_ps(x, _mm256_permute_ps::<0xB1>(x));
-                _mm256_cvtss_f32(x) + 0.0
-            };
+            let hmin = |x: __m256| reduce(x, inf, _mm256_min_ps);
+            let hmax = |x: __m256| reduce(x, ninf, _mm256_max_ps);
             let o = [ox, oy, oz];
             let packet = Self::from_parts(
                 octant,

@@ -284,12 +284,7 @@ impl Scene {
             rays.len(),
             "intersect_batch_into: one output per ray"
         );
-        self.for_each_chunk(
-            rays,
-            out,
-            |ray| self.intersect_with(ray, opts),
-            |rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
-        );
+        self.for_each_chunk(rays, out, |rays, out| self.intersect_into(rays, opts, out));
     }
 
     /// [`Scene::occluded_batch`] into a buffer the caller keeps (`out[i]` answers `rays[i]`).
@@ -302,12 +297,7 @@ impl Scene {
             rays.len(),
             "occluded_batch_into: one output per ray"
         );
-        self.for_each_chunk(
-            rays,
-            out,
-            |ray| self.occluded_with(ray, opts),
-            |rays, p, active, out| self.any_packet(rays, p, active, opts, out),
-        );
+        self.for_each_chunk(rays, out, |rays, out| self.occluded_into(rays, opts, out));
     }
 
     /// [`Scene::occluded_with`] for every ray, on all cores (feature `parallel`).
@@ -347,23 +337,23 @@ impl Scene {
         );
     }
 
-    /// Splits a batch into chunks for rayon (feature `parallel`), each run by [`Scene::each_ray`].
+    /// Splits a batch into chunks for rayon (feature `parallel`), each answered by `run(rays, out)`
+    /// (the single-threaded batch entry, [`Scene::intersect_into`] or [`Scene::occluded_into`]).
     fn for_each_chunk<T: Send>(
         &self,
         rays: &[Ray],
         out: &mut [T],
-        single: impl Fn(&Ray) -> T + Sync,
-        packet: impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]) + Sync,
+        run: impl Fn(&[Ray], &mut [T]) + Sync,
     ) {
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
             out.par_chunks_mut(BATCH_CHUNK)
                 .zip(rays.par_chunks(BATCH_CHUNK))
-                .for_each(|(out, rays)| self.each_ray(rays, out, &single, &packet));
+                .for_each(|(out, rays)| run(rays, out));
         }
         #[cfg(not(feature = "parallel"))]
-        self.each_ray(rays, out, &single, &packet);
+        run(rays, out);
     }
 
     /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
