@@ -788,6 +788,53 @@ fn batches_equal_single_queries_for_any_thread_count() {
     }
 }
 
+#[test]
+fn batches_in_a_scene_of_one_mesh_answer_like_single_rays() {
+    // A scene of one mesh answers a batch's single rays in one loop inside the mesh's compiled
+    // traversal (`Traverse::traverse_each`), with a collector per ray. Incoherent rays, invalid
+    // ones, and a run of camera rays in the middle (packets: the runs of single rays around them
+    // start and end inside the batch), for every preset with float and quantized nodes, every
+    // option set, a mesh that a mask hides, and scales from 1e-3 to 1e4.
+    for (name, config) in every_config() {
+        for scale in [1e-3, 1.0, 1e4] {
+            let mut rng = Pcg64::seed_from_u64(800);
+            for mesh_mask in [u32::MAX, 0b10] {
+                let mut b = SceneBuilder::with_config(config);
+                b.add_mesh(soup(&mut rng, 700, Vec3::ZERO, scale).with_mask(mesh_mask));
+                let scene = b.build().unwrap();
+                let mut rays: Vec<Ray> = (0..603).map(|_| random_ray(&mut rng, scale)).collect();
+                for (k, i) in (5..rays.len()).step_by(37).enumerate() {
+                    rays[i] = match k % 3 {
+                        0 => rays[i].with_range(f32::NAN, 1.0),
+                        1 => Ray::new(Vec3::splat(f32::INFINITY), Vec3::X),
+                        _ => Ray::new(rays[i].origin, Vec3::ZERO),
+                    };
+                }
+                let (_, camera) = camera_batches(&mut rng, scale).swap_remove(0);
+                rays.splice(203..203, camera[..45].iter().copied());
+                for opts in option_sets() {
+                    let single: Vec<Option<Hit>> = rays
+                        .iter()
+                        .map(|r| scene.intersect_with(r, &opts))
+                        .collect();
+                    let occl: Vec<bool> =
+                        rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
+                    let visible = mesh_mask & opts.mask != 0;
+                    let hits = single.iter().filter(|h| h.is_some()).count();
+                    assert_eq!(visible, hits > 100, "{name}: {hits} hits, {opts:?}");
+                    assert_eq!(occl.iter().filter(|&&o| o).count() > 100, visible);
+                    let what = format!("{name}, scale {scale}, mesh mask {mesh_mask}, {opts:?}");
+                    assert_eq!(scene.intersect_batch(&rays, &opts), single, "{what}");
+                    assert_eq!(scene.occluded_batch(&rays, &opts), occl, "{what}");
+                    let mut out = vec![None; 77];
+                    scene.intersect_into(&rays[100..177], &opts, &mut out);
+                    assert_eq!(out, single[100..177], "{what}");
+                }
+            }
+        }
+    }
+}
+
 /// Rows of camera rays, as a picking or rendering caller casts them: neighbours in a batch are
 /// neighbouring pixels, so the batch walks them as packets. Perspective rays share the eye
 /// (some as segments to a far plane, so `t_max` differs per ray); orthographic ones share a

@@ -31,6 +31,9 @@
 //! nearest first skips the sort ([`WideRay::in_node_order`]). Width 8 runs the whole loop compiled
 //! for AVX when the CPU has it (runtime detection), else two SSE halves per node; the
 //! `force-scalar` feature uses the scalar twin ([`crate::simd::box_scalar`]).
+//! [`Traverse::traverse_each`] runs the walks of a run of rays in one loop compiled with the walk:
+//! the CPU check, the call and the walk's set-up (a prologue, a stack probe, spilled registers,
+//! about 150 of the 410 instructions of a ray that misses the root) are paid once per run.
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
@@ -637,6 +640,38 @@ impl<const W: usize> WideBvh<W> {
         )
     }
 
+    /// [`Traverse::traverse_each`] with the node test `boxes`: inlined into each compiled entry
+    /// point, so the loop over the rays and the walk are one function.
+    #[inline(always)]
+    fn traverse_each_with<St, S, F, P, E, B>(
+        &self,
+        n: usize,
+        mut start: S,
+        mut leaf: F,
+        deferred_leaf: P,
+        mut finish: E,
+        boxes: B,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+        B: Fn(&[[f32; W]; 6], &BoxRay, f32) -> BoxHits<W>,
+    {
+        for i in 0..n {
+            let (ray, t_max, mut state) = start(i);
+            let _ = self.traverse_with(
+                &ray,
+                t_max,
+                #[inline(always)]
+                |range, t_max| leaf(&mut state, range, t_max),
+                &deferred_leaf,
+                &boxes,
+            );
+            finish(i, state);
+        }
+    }
+
     /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
     /// topology. Children come after their parents, so one reverse pass suffices.
     ///
@@ -748,6 +783,39 @@ pub trait Traverse {
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
         P: Fn(Range<usize>);
+
+    /// [`Traverse::traverse_prefetching`] for rays `0..n` in turn: `start(i)` prepares ray `i`
+    /// (its [`WideRay`], its `t_max` and the caller's state for it), the walk calls `leaf(&mut
+    /// state, range, t_max)` for each leaf it reaches, and `finish(i, state)` takes the state back
+    /// (a walk that `leaf` stopped ends there too). One call for a run of rays: an implementation
+    /// may compile the whole loop for the CPU at hand, so that the CPU check, the call into the
+    /// compiled walk and the walk's set-up are paid once per run instead of once per ray.
+    #[inline]
+    fn traverse_each<St, S, F, P, E>(
+        &self,
+        n: usize,
+        mut start: S,
+        mut leaf: F,
+        deferred_leaf: P,
+        mut finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        for i in 0..n {
+            let (ray, t_max, mut state) = start(i);
+            let _ = self.traverse_prefetching(
+                &ray,
+                t_max,
+                #[inline(always)]
+                |range, t_max| leaf(&mut state, range, t_max),
+                &deferred_leaf,
+            );
+            finish(i, state);
+        }
+    }
 }
 
 impl Traverse for WideBvh<4> {
@@ -798,6 +866,38 @@ impl Traverse for WideBvh<8> {
             }
         }
         self.traverse_with(ray, t_max, leaf, deferred_leaf, box8)
+    }
+
+    /// The whole loop over the rays compiled for each CPU level, like the single walk: the set-up
+    /// of a walk inside it (the ray's broadcasts, the stack) is a few instructions, where a call
+    /// per ray cost a prologue, a stack probe and the CPU check each time.
+    #[inline]
+    fn traverse_each<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            if crate::simd::has_x86_64_v3() {
+                // SAFETY: the CPU has every feature `traverse_each_v3` is compiled for, checked
+                // just above.
+                return unsafe { self.traverse_each_v3(n, start, leaf, deferred_leaf, finish) };
+            }
+            if std::arch::is_x86_feature_detected!("avx") {
+                // SAFETY: the CPU has AVX, checked just above.
+                return unsafe { self.traverse_each_avx(n, start, leaf, deferred_leaf, finish) };
+            }
+        }
+        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, box8);
     }
 }
 
@@ -900,6 +1000,52 @@ impl WideBvh<8> {
         self.traverse_with(ray, t_max, leaf, deferred_leaf, |bounds, r, t| {
             crate::simd::box8_avx(bounds, r, t)
         })
+    }
+
+    /// [`Traverse::traverse_each`] compiled for x86-64-v3 (the closures are inlined into it).
+    ///
+    /// # Safety
+    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
+    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn traverse_each_v3<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, |bounds, r, t| {
+            crate::simd::box8_avx(bounds, r, t)
+        });
+    }
+
+    /// [`Traverse::traverse_each`] compiled with AVX enabled.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[target_feature(enable = "avx")]
+    unsafe fn traverse_each_avx<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, |bounds, r, t| {
+            crate::simd::box8_avx(bounds, r, t)
+        });
     }
 
     /// [`WideBvh::traverse_packet`] compiled for x86-64-v3 (the leaf closure is inlined into it).

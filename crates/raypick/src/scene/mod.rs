@@ -155,6 +155,26 @@ impl Traverse for MeshBvh {
             Self::Quantized(b) => b.traverse_prefetching(ray, t_max, leaf, deferred_leaf),
         }
     }
+
+    #[inline]
+    fn traverse_each<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, std::ops::Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(std::ops::Range<usize>),
+        E: FnMut(usize, St),
+    {
+        match self {
+            Self::Wide(b) => b.traverse_each(n, start, leaf, deferred_leaf, finish),
+            Self::Quantized(b) => b.traverse_each(n, start, leaf, deferred_leaf, finish),
+        }
+    }
 }
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::geom::triangle::is_degenerate;

@@ -144,30 +144,74 @@ impl Scene {
         })
     }
 
+    /// The collector of a closest-hit query.
+    #[inline(always)]
+    fn closest_col<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Closest<'a> {
+        Closest {
+            best: None,
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        }
+    }
+
+    /// The answer of a closest-hit query from its collector.
+    #[inline(always)]
+    fn closest_answer(&self, ray: &Ray, col: Closest) -> Option<Hit> {
+        col.best.map(|raw| self.finish(ray, &raw))
+    }
+
+    /// The collector of an any-hit query.
+    #[inline(always)]
+    fn any_col<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Any<'a> {
+        Any {
+            found: false,
+            t_max: ray.t_max,
+            filter: self.filter(ray, opts),
+        }
+    }
+
     fn closest(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Option<Hit> {
         if !ray.is_valid() {
             return None;
         }
-        let mut col = Closest {
-            best: None,
-            t_max: ray.t_max,
-            filter: self.filter(ray, opts),
-        };
+        let mut col = self.closest_col(ray, opts);
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
-        col.best.map(|raw| self.finish(ray, &raw))
+        self.closest_answer(ray, col)
     }
 
     fn any(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
         if !ray.is_valid() {
             return false;
         }
-        let mut col = Any {
-            found: false,
-            t_max: ray.t_max,
-            filter: self.filter(ray, opts),
-        };
+        let mut col = self.any_col(ray, opts);
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         col.found
+    }
+
+    /// Each ray of `rays` on its own, with its own collector `col(ray)`: `out[i] = answer(ray,
+    /// collector)` (an invalid ray leaves its collector empty). In a scene of one mesh the loop
+    /// runs inside that mesh's traversal ([`MeshAccel::visit_each`](super::MeshAccel)).
+    #[inline(always)]
+    fn visit_each<'a, C: Collector + 'a, T>(
+        &'a self,
+        rays: &'a [Ray],
+        out: &mut [T],
+        opts: &QueryOptions<'a>,
+        col: impl Fn(&'a Ray) -> C,
+        answer: impl Fn(&Ray, C) -> T,
+    ) {
+        let ctx = ctx(opts);
+        if let Some((g, mesh)) = self.single_mesh(&ctx) {
+            mesh.visit_each(rays, out, g, &ctx, col, answer);
+            return;
+        }
+        for (o, ray) in out.iter_mut().zip(rays) {
+            let mut c = col(ray);
+            if ray.is_valid() {
+                let _ = self.visit(ray, &ctx, Mode::Bvh, &mut c);
+            }
+            *o = answer(ray, c);
+        }
     }
 
     fn all(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<Hit> {
@@ -318,7 +362,15 @@ impl Scene {
         self.each_ray(
             rays,
             out,
-            &|ray| self.intersect_with(ray, opts),
+            &|rays, out| {
+                self.visit_each(
+                    rays,
+                    out,
+                    opts,
+                    |ray| self.closest_col(ray, opts),
+                    |ray, col| self.closest_answer(ray, col),
+                )
+            },
             &|rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
         );
     }
@@ -332,7 +384,15 @@ impl Scene {
         self.each_ray(
             rays,
             out,
-            &|ray| self.occluded_with(ray, opts),
+            &|rays, out| {
+                self.visit_each(
+                    rays,
+                    out,
+                    opts,
+                    |ray| self.any_col(ray, opts),
+                    |_, col| col.found,
+                )
+            },
             &|rays, p, active, out| self.any_packet(rays, p, active, opts, out),
         );
     }
@@ -356,46 +416,41 @@ impl Scene {
         run(rays, out);
     }
 
-    /// Runs `single` for every ray, or `packet` for groups of [`PACKET`] neighbouring rays that
-    /// look coherent ([`coherent_packet`]) when the scene [`Scene::takes_packets`]: `packet(rays,
-    /// packet, active, out)` must answer exactly as `single` would for each ray (the tests hold it
-    /// to that).
+    /// Answers every ray: `packet` for groups of [`PACKET`] neighbouring rays that look coherent
+    /// ([`coherent_packet`]) when the scene [`Scene::takes_packets`], `singles` for the runs of
+    /// rays between them (one ray at a time). `packet(rays, packet, active, out)` must answer
+    /// exactly as `singles` would for each ray (the tests hold it to that).
     fn each_ray<T>(
         &self,
         rays: &[Ray],
         out: &mut [T],
-        single: &impl Fn(&Ray) -> T,
+        singles: &impl Fn(&[Ray], &mut [T]),
         packet: &impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]),
     ) {
         if !self.takes_packets() {
-            for (o, r) in out.iter_mut().zip(rays) {
-                *o = single(r);
-            }
+            singles(rays, out);
             return;
         }
-        let mut out_groups = out.chunks_exact_mut(PACKET);
-        let mut ray_groups = rays.chunks_exact(PACKET);
-        for (out, rays) in out_groups.by_ref().zip(ray_groups.by_ref()) {
-            let (Ok(out), Ok(rays)) = (out.try_into(), rays.try_into()) else {
-                unreachable!("chunks of PACKET")
+        // Rays from `run` up to the current group are answered one by one when the run ends.
+        let mut run = 0;
+        let groups = rays.len() / PACKET * PACKET;
+        for start in (0..groups).step_by(PACKET) {
+            let group = start..start + PACKET;
+            let (Ok(group_rays), Ok(group_out)) = (
+                <&[Ray; PACKET]>::try_from(&rays[group.clone()]),
+                <&mut [T; PACKET]>::try_from(&mut out[group.clone()]),
+            ) else {
+                unreachable!("groups of PACKET")
             };
-            let out: &mut [T; PACKET] = out;
-            let rays: &[Ray; PACKET] = rays;
-            if let Some((active, p)) = coherent_packet(rays) {
-                packet(rays, &p, active, out);
-            } else {
-                for (o, r) in out.iter_mut().zip(rays) {
-                    *o = single(r);
+            if let Some((active, p)) = coherent_packet(group_rays) {
+                packet(group_rays, &p, active, group_out);
+                if run < start {
+                    singles(&rays[run..start], &mut out[run..start]);
                 }
+                run = group.end;
             }
         }
-        for (o, r) in out_groups
-            .into_remainder()
-            .iter_mut()
-            .zip(ray_groups.remainder())
-        {
-            *o = single(r);
-        }
+        singles(&rays[run..], &mut out[run..]);
     }
 
     /// [`Scene::intersect_with`] for the rays of `active` (the others answer `None`), walked as a
@@ -408,14 +463,10 @@ impl Scene {
         opts: &QueryOptions,
         out: &mut [Option<Hit>; PACKET],
     ) {
-        let mut cols: [Closest; PACKET] = std::array::from_fn(|i| Closest {
-            best: None,
-            t_max: rays[i].t_max,
-            filter: self.filter(&rays[i], opts),
-        });
+        let mut cols: [Closest; PACKET] = std::array::from_fn(|i| self.closest_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
-        for (i, (col, out)) in cols.iter().zip(out).enumerate() {
-            *out = col.best.map(|raw| self.finish(&rays[i], &raw));
+        for ((col, out), ray) in cols.into_iter().zip(out).zip(rays) {
+            *out = self.closest_answer(ray, col);
         }
     }
 
@@ -429,11 +480,7 @@ impl Scene {
         opts: &QueryOptions,
         out: &mut [bool; PACKET],
     ) {
-        let mut cols: [Any; PACKET] = std::array::from_fn(|i| Any {
-            found: false,
-            t_max: rays[i].t_max,
-            filter: self.filter(&rays[i], opts),
-        });
+        let mut cols: [Any; PACKET] = std::array::from_fn(|i| self.any_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
         for (col, out) in cols.iter().zip(out) {
             *out = col.found;
