@@ -1359,6 +1359,121 @@ mod tests {
     }
 
     #[test]
+    fn runs_of_rays_visit_what_single_walks_visit() {
+        // `traverse_each` (each compiled build) against one scalar walk per ray: the same leaves
+        // in the same order for every ray of a run, with per-ray bounds, a t_max that shrinks,
+        // and walks that the leaf closure stops early (any hit); the state starts afresh per ray.
+        let (boxes, centroids) = random_boxes(3000, 8);
+        let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut rng = Pcg64::seed_from_u64(9);
+        let rays: Vec<WideRay> = (0..600)
+            .map(|k| {
+                let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
+                if k % 2 == 1 {
+                    ray.in_node_order()
+                } else {
+                    ray
+                }
+            })
+            .collect();
+        let t_max_of = |k: usize| {
+            if k % 3 == 0 {
+                f32::INFINITY
+            } else {
+                2.0 + k as f32 * 0.05
+            }
+        };
+        // Leaves of ray `k`: shrink t_max at every second one, stop after the third for k % 5 == 0.
+        let leaf =
+            |k: usize, leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
+                leaves.push((range.start, range.end));
+                if leaves.len() % 2 == 0 {
+                    *t_max = t_max.min(25.0 - leaves.len() as f32);
+                }
+                if k % 5 == 0 && leaves.len() == 3 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+        let single: Vec<Vec<(usize, usize)>> = (0..rays.len())
+            .map(|k| {
+                let mut leaves = Vec::new();
+                let _ = wide.traverse_with(
+                    &rays[k],
+                    t_max_of(k),
+                    |range, t_max| leaf(k, &mut leaves, range, t_max),
+                    |_| {},
+                    crate::simd::box_scalar::<8>,
+                );
+                leaves
+            })
+            .collect();
+        let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && k % 5 == 0);
+        assert!(stops.count() > 20, "some walks must stop early");
+        #[cfg_attr(
+            not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+            allow(unused_mut)
+        )]
+        let mut ways = vec!["entry", "default"];
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            ways.push("sse");
+            if std::arch::is_x86_feature_detected!("avx") {
+                ways.push("avx");
+            }
+            if crate::simd::has_x86_64_v3() {
+                ways.push("v3");
+            }
+        }
+        for way in ways {
+            let mut runs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); rays.len()];
+            let start = |k: usize| (rays[k], t_max_of(k), (k, Vec::new()));
+            let each_leaf =
+                |(k, leaves): &mut (usize, Vec<(usize, usize)>), range, t_max: &mut f32| {
+                    leaf(*k, leaves, range, t_max)
+                };
+            let finish = |k: usize, (_, leaves): (usize, Vec<(usize, usize)>)| runs[k] = leaves;
+            let n = rays.len();
+            match way {
+                "entry" => wide.traverse_each(n, start, each_leaf, |_| {}, finish),
+                // The trait's own loop (what the quantized tree uses).
+                "default" => {
+                    struct Plain<'a>(&'a WideBvh<8>);
+                    impl Traverse for Plain<'_> {
+                        fn traverse_prefetching<F, P>(
+                            &self,
+                            ray: &WideRay,
+                            t_max: f32,
+                            leaf: F,
+                            deferred_leaf: P,
+                        ) -> ControlFlow<()>
+                        where
+                            F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+                            P: Fn(Range<usize>),
+                        {
+                            self.0.traverse_prefetching(ray, t_max, leaf, deferred_leaf)
+                        }
+                    }
+                    Plain(&wide).traverse_each(n, start, each_leaf, |_| {}, finish)
+                }
+                #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+                "sse" => wide.traverse_each_with(n, start, each_leaf, |_| {}, finish, box8),
+                #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+                // SAFETY: AVX was checked when the ways were listed.
+                "avx" => unsafe { wide.traverse_each_avx(n, start, each_leaf, |_| {}, finish) },
+                #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+                // SAFETY: x86-64-v3 was checked when the ways were listed.
+                "v3" => unsafe { wide.traverse_each_v3(n, start, each_leaf, |_| {}, finish) },
+                _ => unreachable!(),
+            }
+            for k in 0..rays.len() {
+                assert_eq!(runs[k], single[k], "{way}, ray {k}");
+            }
+        }
+    }
+
+    #[test]
     fn ordered_bits_sort_like_the_floats() {
         let values = [
             f32::NEG_INFINITY,
