@@ -40,7 +40,7 @@ use glam::Vec3;
 
 use super::stats::wide_stats;
 use super::validate::{validate_wide, WideLane, WideTreeView};
-use super::wide::{traverse_nodes, Traverse, WideBvh, WideChildren, WideRay};
+use super::wide::{traverse_nodes, traverse_nodes_each, Traverse, WideBvh, WideChildren, WideRay};
 use super::{BuildConfig, BvhStats, ValidationError};
 use crate::simd::{qbox8, QuantBoxes8};
 use crate::Aabb;
@@ -383,6 +383,39 @@ impl Traverse for QuantizedBvh {
             |node, r, t| qbox8(&node.boxes, r, t),
         )
     }
+
+    /// The whole loop over the rays compiled for x86-64-v3 when the CPU is one (see
+    /// [`WideBvh`]'s).
+    #[inline]
+    fn traverse_each<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if crate::simd::has_x86_64_v3() {
+            // SAFETY: the CPU has every feature `traverse_each_v3` is compiled for, checked just
+            // above.
+            return unsafe { self.traverse_each_v3(n, start, leaf, deferred_leaf, finish) };
+        }
+        traverse_nodes_each(
+            &self.nodes,
+            n,
+            start,
+            leaf,
+            deferred_leaf,
+            finish,
+            |node, r, t| qbox8(&node.boxes, r, t),
+        );
+    }
 }
 
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -414,6 +447,41 @@ impl QuantizedBvh {
                 unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
             },
         )
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+impl QuantizedBvh {
+    /// [`Traverse::traverse_each`] compiled for x86-64-v3.
+    ///
+    /// # Safety
+    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
+    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn traverse_each_v3<St, S, F, P, E>(
+        &self,
+        n: usize,
+        start: S,
+        leaf: F,
+        deferred_leaf: P,
+        finish: E,
+    ) where
+        S: FnMut(usize) -> (WideRay, f32, St),
+        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        E: FnMut(usize, St),
+    {
+        traverse_nodes_each(
+            &self.nodes,
+            n,
+            start,
+            leaf,
+            deferred_leaf,
+            finish,
+            |node, r, t| {
+                // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
+                unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
+            },
+        );
     }
 }
 
@@ -544,17 +612,18 @@ mod tests {
         let (boxes, centroids) = random_boxes(3000, 6, 1.0);
         let q = QuantizedBvh::build(&boxes, &centroids, BuildConfig::BALANCED);
         let mut rng = Pcg64::seed_from_u64(7);
+        // Shrink t_max at every second leaf, as a closest-hit query would.
+        let shrink = |leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
+            leaves.push((range.start, range.end));
+            if leaves.len() % 2 == 0 {
+                *t_max = t_max.min(25.0 - leaves.len() as f32);
+            }
+            ControlFlow::Continue(())
+        };
+        let mut rays = Vec::new();
+        let mut twins = Vec::new();
         for k in 0..1000 {
             let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
-            // Shrink t_max at every second leaf, as a closest-hit query would.
-            let shrink =
-                |leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
-                    leaves.push((range.start, range.end));
-                    if leaves.len() % 2 == 0 {
-                        *t_max = t_max.min(25.0 - leaves.len() as f32);
-                    }
-                    ControlFlow::Continue(())
-                };
             let mut twin = Vec::new();
             let _ = traverse_nodes(
                 &q.nodes,
@@ -582,7 +651,20 @@ mod tests {
             );
             assert_eq!(sse, twin, "ray {k}");
             assert_eq!(entry, twin, "ray {k}");
+            rays.push(ray);
+            twins.push(twin);
         }
+        // All the rays in one run (`traverse_each`): each ray's own leaves.
+        let mut runs = vec![Vec::new(); rays.len()];
+        q.traverse_each(
+            rays.len(),
+            |k| (rays[k], f32::INFINITY, Vec::new()),
+            |leaves, r, t| shrink(leaves, r, t),
+            |_| {},
+            |k, leaves| runs[k] = leaves,
+        );
+        assert_eq!(runs, twins);
+        assert!(twins.iter().map(Vec::len).sum::<usize>() > 500);
     }
 
     #[test]

@@ -311,6 +311,40 @@ where
     }
 }
 
+/// The loop of [`Traverse::traverse_each`] over any wide node type, one [`traverse_nodes`] walk
+/// per ray: inlined into each compiled entry point, so the loop and the walks are one function.
+#[inline(always)]
+pub(crate) fn traverse_nodes_each<N, const W: usize, St, S, F, P, E, B>(
+    nodes: &[N],
+    n: usize,
+    mut start: S,
+    mut leaf: F,
+    deferred_leaf: P,
+    mut finish: E,
+    boxes: B,
+) where
+    N: WideChildren,
+    S: FnMut(usize) -> (WideRay, f32, St),
+    F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
+    P: Fn(Range<usize>),
+    E: FnMut(usize, St),
+    B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
+{
+    for i in 0..n {
+        let (ray, t_max, mut state) = start(i);
+        let _ = traverse_nodes(
+            nodes,
+            &ray,
+            t_max,
+            #[inline(always)]
+            |range, t_max| leaf(&mut state, range, t_max),
+            &deferred_leaf,
+            &boxes,
+        );
+        finish(i, state);
+    }
+}
+
 /// Rays per packet of [`WideBvh::traverse_packet`]: one bit each in a `u32` ray mask.
 pub const PACKET: usize = 8;
 
@@ -646,10 +680,10 @@ impl<const W: usize> WideBvh<W> {
     fn traverse_each_with<St, S, F, P, E, B>(
         &self,
         n: usize,
-        mut start: S,
-        mut leaf: F,
+        start: S,
+        leaf: F,
         deferred_leaf: P,
-        mut finish: E,
+        finish: E,
         boxes: B,
     ) where
         S: FnMut(usize) -> (WideRay, f32, St),
@@ -658,18 +692,15 @@ impl<const W: usize> WideBvh<W> {
         E: FnMut(usize, St),
         B: Fn(&[[f32; W]; 6], &BoxRay, f32) -> BoxHits<W>,
     {
-        for i in 0..n {
-            let (ray, t_max, mut state) = start(i);
-            let _ = self.traverse_with(
-                &ray,
-                t_max,
-                #[inline(always)]
-                |range, t_max| leaf(&mut state, range, t_max),
-                &deferred_leaf,
-                &boxes,
-            );
-            finish(i, state);
-        }
+        traverse_nodes_each(
+            &self.nodes,
+            n,
+            start,
+            leaf,
+            deferred_leaf,
+            finish,
+            |node: &WideNode<W>, r, t| boxes(&node.bounds, r, t),
+        );
     }
 
     /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
@@ -1437,7 +1468,7 @@ mod tests {
             let n = rays.len();
             match way {
                 "entry" => wide.traverse_each(n, start, each_leaf, |_| {}, finish),
-                // The trait's own loop (what the quantized tree uses).
+                // The trait's own loop (what the 4-wide tree uses).
                 "default" => {
                     struct Plain<'a>(&'a WideBvh<8>);
                     impl Traverse for Plain<'_> {
