@@ -40,7 +40,9 @@ use glam::Vec3;
 
 use super::stats::wide_stats;
 use super::validate::{validate_wide, WideLane, WideTreeView};
-use super::wide::{traverse_nodes, traverse_nodes_each, Traverse, WideBvh, WideChildren, WideRay};
+use super::wide::{
+    traverse_nodes, traverse_nodes_each, RayRun, Traverse, WideBvh, WideChildren, WideRay,
+};
 use super::{BuildConfig, BvhStats, ValidationError};
 use crate::simd::{qbox8, QuantBoxes8};
 use crate::Aabb;
@@ -387,34 +389,14 @@ impl Traverse for QuantizedBvh {
     /// The whole loop over the rays compiled for x86-64-v3 when the CPU is one (see
     /// [`WideBvh`]'s).
     #[inline]
-    fn traverse_each<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
+    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         if crate::simd::has_x86_64_v3() {
             // SAFETY: the CPU has every feature `traverse_each_v3` is compiled for, checked just
             // above.
-            return unsafe { self.traverse_each_v3(n, start, leaf, deferred_leaf, finish) };
+            return unsafe { self.traverse_each_v3(n, run) };
         }
-        traverse_nodes_each(
-            &self.nodes,
-            n,
-            start,
-            leaf,
-            deferred_leaf,
-            finish,
-            |node, r, t| qbox8(&node.boxes, r, t),
-        );
+        traverse_nodes_each(&self.nodes, n, run, |node, r, t| qbox8(&node.boxes, r, t));
     }
 }
 
@@ -457,31 +439,11 @@ impl QuantizedBvh {
     /// # Safety
     /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
     #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn traverse_each_v3<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
-        traverse_nodes_each(
-            &self.nodes,
-            n,
-            start,
-            leaf,
-            deferred_leaf,
-            finish,
-            |node, r, t| {
-                // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
-                unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
-            },
-        );
+    unsafe fn traverse_each_v3<R: RayRun>(&self, n: usize, run: &mut R) {
+        traverse_nodes_each(&self.nodes, n, run, |node, r, t| {
+            // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
+            unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
+        });
     }
 }
 
@@ -492,7 +454,7 @@ mod tests {
     use rand_pcg::Pcg64;
 
     use super::*;
-    use crate::bvh::test_support::{random_boxes, random_ray};
+    use crate::bvh::test_support::{random_boxes, random_ray, record_leaf, LeafRecorder};
 
     proptest! {
         /// Every quantized box holds its exact box, lies inside the node's exact box, and is tight:
@@ -614,11 +576,7 @@ mod tests {
         let mut rng = Pcg64::seed_from_u64(7);
         // Shrink t_max at every second leaf, as a closest-hit query would.
         let shrink = |leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
-            leaves.push((range.start, range.end));
-            if leaves.len() % 2 == 0 {
-                *t_max = t_max.min(25.0 - leaves.len() as f32);
-            }
-            ControlFlow::Continue(())
+            record_leaf(0, |_| false, leaves, range, t_max)
         };
         let mut rays = Vec::new();
         let mut twins = Vec::new();
@@ -655,14 +613,14 @@ mod tests {
             twins.push(twin);
         }
         // All the rays in one run (`traverse_each`): each ray's own leaves.
-        let mut runs = vec![Vec::new(); rays.len()];
-        q.traverse_each(
-            rays.len(),
-            |k| (rays[k], f32::INFINITY, Vec::new()),
-            |leaves, r, t| shrink(leaves, r, t),
-            |_| {},
-            |k, leaves| runs[k] = leaves,
-        );
+        let mut run = LeafRecorder {
+            rays: &rays,
+            t_max: |_| f32::INFINITY,
+            stop: |_| false,
+            leaves: vec![Vec::new(); rays.len()],
+        };
+        q.traverse_each(rays.len(), &mut run);
+        let runs = run.leaves;
         assert_eq!(runs, twins);
         assert!(twins.iter().map(Vec::len).sum::<usize>() > 500);
     }

@@ -1,9 +1,12 @@
 //! Random boxes and rays shared by the wide and quantized BVH tests.
 
+use std::ops::{ControlFlow, Range};
+
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use super::wide::{RayRun, WideRay};
 use crate::{Aabb, Ray};
 
 /// `n` boxes of size 0.01–1 (times `scale`) in a cube of side 20 (times `scale`), and their centres.
@@ -43,4 +46,57 @@ pub(crate) fn random_ray(rng: &mut Pcg64, k: usize, reach: f32) -> Ray {
         dir[(k / 8 + 1) % 3] = 0.0;
     }
     Ray::new(origin, dir)
+}
+
+/// The leaf closure of the traversal tests for ray `k`: records the leaf, shrinks `t_max` at every
+/// second leaf (as a closest-hit query would), and stops the walk after the third leaf when
+/// `stop(k)` (as an any-hit query would).
+pub(crate) fn record_leaf(
+    k: usize,
+    stop: fn(usize) -> bool,
+    leaves: &mut Vec<(usize, usize)>,
+    range: Range<usize>,
+    t_max: &mut f32,
+) -> ControlFlow<()> {
+    leaves.push((range.start, range.end));
+    if leaves.len() % 2 == 0 {
+        *t_max = t_max.min(25.0 - leaves.len() as f32);
+    }
+    if stop(k) && leaves.len() == 3 {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// A run of `rays` ([`RayRun`]) whose walks [`record_leaf`]: ray `k` starts with bound `t_max(k)`,
+/// and its leaves end up in `leaves[k]`.
+pub(crate) struct LeafRecorder<'a> {
+    pub rays: &'a [WideRay],
+    pub t_max: fn(usize) -> f32,
+    pub stop: fn(usize) -> bool,
+    pub leaves: Vec<Vec<(usize, usize)>>,
+}
+
+impl RayRun for LeafRecorder<'_> {
+    type State = (usize, Vec<(usize, usize)>);
+
+    fn start(&self, k: usize) -> (WideRay, f32, Self::State) {
+        (self.rays[k], (self.t_max)(k), (k, Vec::new()))
+    }
+
+    fn leaf(
+        &self,
+        state: &mut Self::State,
+        range: Range<usize>,
+        t_max: &mut f32,
+    ) -> ControlFlow<()> {
+        record_leaf(state.0, self.stop, &mut state.1, range, t_max)
+    }
+
+    fn deferred_leaf(&self, _: Range<usize>) {}
+
+    fn finish(&mut self, k: usize, (_, leaves): Self::State) {
+        self.leaves[k] = leaves;
+    }
 }

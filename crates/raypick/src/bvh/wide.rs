@@ -314,34 +314,28 @@ where
 /// The loop of [`Traverse::traverse_each`] over any wide node type, one [`traverse_nodes`] walk
 /// per ray: inlined into each compiled entry point, so the loop and the walks are one function.
 #[inline(always)]
-pub(crate) fn traverse_nodes_each<N, const W: usize, St, S, F, P, E, B>(
+pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     nodes: &[N],
     n: usize,
-    mut start: S,
-    mut leaf: F,
-    deferred_leaf: P,
-    mut finish: E,
+    run: &mut R,
     boxes: B,
 ) where
     N: WideChildren,
-    S: FnMut(usize) -> (WideRay, f32, St),
-    F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-    P: Fn(Range<usize>),
-    E: FnMut(usize, St),
+    R: RayRun,
     B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
 {
     for i in 0..n {
-        let (ray, t_max, mut state) = start(i);
+        let (ray, t_max, mut state) = run.start(i);
         let _ = traverse_nodes(
             nodes,
             &ray,
             t_max,
             #[inline(always)]
-            |range, t_max| leaf(&mut state, range, t_max),
-            &deferred_leaf,
+            |range, t_max| run.leaf(&mut state, range, t_max),
+            |range| run.deferred_leaf(range),
             &boxes,
         );
-        finish(i, state);
+        run.finish(i, state);
     }
 }
 
@@ -677,30 +671,13 @@ impl<const W: usize> WideBvh<W> {
     /// [`Traverse::traverse_each`] with the node test `boxes`: inlined into each compiled entry
     /// point, so the loop over the rays and the walk are one function.
     #[inline(always)]
-    fn traverse_each_with<St, S, F, P, E, B>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-        boxes: B,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
+    fn traverse_each_with<R: RayRun, B>(&self, n: usize, run: &mut R, boxes: B)
+    where
         B: Fn(&[[f32; W]; 6], &BoxRay, f32) -> BoxHits<W>,
     {
-        traverse_nodes_each(
-            &self.nodes,
-            n,
-            start,
-            leaf,
-            deferred_leaf,
-            finish,
-            |node: &WideNode<W>, r, t| boxes(&node.bounds, r, t),
-        );
+        traverse_nodes_each(&self.nodes, n, run, |node: &WideNode<W>, r, t| {
+            boxes(&node.bounds, r, t)
+        });
     }
 
     /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
@@ -815,38 +792,46 @@ pub trait Traverse {
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
         P: Fn(Range<usize>);
 
-    /// [`Traverse::traverse_prefetching`] for rays `0..n` in turn: `start(i)` prepares ray `i`
-    /// (its [`WideRay`], its `t_max` and the caller's state for it), the walk calls `leaf(&mut
-    /// state, range, t_max)` for each leaf it reaches, and `finish(i, state)` takes the state back
-    /// (a walk that `leaf` stopped ends there too). One call for a run of rays: an implementation
-    /// may compile the whole loop for the CPU at hand, so that the CPU check, the call into the
-    /// compiled walk and the walk's set-up are paid once per run instead of once per ray.
+    /// [`Traverse::traverse_prefetching`] for rays `0..n` of `run` in turn ([`RayRun`]). One
+    /// call for a run of rays: an implementation may compile the whole loop for the CPU at hand,
+    /// so that the CPU check, the call into the compiled walk and the walk's set-up are paid once
+    /// per run instead of once per ray.
     #[inline]
-    fn traverse_each<St, S, F, P, E>(
-        &self,
-        n: usize,
-        mut start: S,
-        mut leaf: F,
-        deferred_leaf: P,
-        mut finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
+    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
         for i in 0..n {
-            let (ray, t_max, mut state) = start(i);
+            let (ray, t_max, mut state) = run.start(i);
             let _ = self.traverse_prefetching(
                 &ray,
                 t_max,
                 #[inline(always)]
-                |range, t_max| leaf(&mut state, range, t_max),
-                &deferred_leaf,
+                |range, t_max| run.leaf(&mut state, range, t_max),
+                |range| run.deferred_leaf(range),
             );
-            finish(i, state);
+            run.finish(i, state);
         }
     }
+}
+
+/// A run of rays for [`Traverse::traverse_each`]: each ray's set-up, its leaves and its end.
+/// Implementations mark the methods `#[inline(always)]`, so that they are compiled into the loop
+/// with its CPU features.
+pub trait RayRun {
+    /// The caller's state for one ray's walk.
+    type State;
+    /// Ray `i`: its prepared ray, its `t_max` and its state.
+    fn start(&self, i: usize) -> (WideRay, f32, Self::State);
+    /// A leaf that the walk of `state` reaches: the `leaf` of [`Traverse::traverse_prefetching`]
+    /// (`Break` ends this ray's walk).
+    fn leaf(
+        &self,
+        state: &mut Self::State,
+        range: Range<usize>,
+        t_max: &mut f32,
+    ) -> ControlFlow<()>;
+    /// A leaf that the walk reached but put behind a nearer child: its `deferred_leaf`.
+    fn deferred_leaf(&self, range: Range<usize>);
+    /// Ray `i`'s walk is over.
+    fn finish(&mut self, i: usize, state: Self::State);
 }
 
 impl Traverse for WideBvh<4> {
@@ -903,32 +888,20 @@ impl Traverse for WideBvh<8> {
     /// of a walk inside it (the ray's broadcasts, the stack) is a few instructions, where a call
     /// per ray cost a prologue, a stack probe and the CPU check each time.
     #[inline]
-    fn traverse_each<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
+    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
             if crate::simd::has_x86_64_v3() {
                 // SAFETY: the CPU has every feature `traverse_each_v3` is compiled for, checked
                 // just above.
-                return unsafe { self.traverse_each_v3(n, start, leaf, deferred_leaf, finish) };
+                return unsafe { self.traverse_each_v3(n, run) };
             }
             if std::arch::is_x86_feature_detected!("avx") {
                 // SAFETY: the CPU has AVX, checked just above.
-                return unsafe { self.traverse_each_avx(n, start, leaf, deferred_leaf, finish) };
+                return unsafe { self.traverse_each_avx(n, run) };
             }
         }
-        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, box8);
+        self.traverse_each_with(n, run, box8);
     }
 }
 
@@ -1038,22 +1011,8 @@ impl WideBvh<8> {
     /// # Safety
     /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
     #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn traverse_each_v3<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
-        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, |bounds, r, t| {
-            crate::simd::box8_avx(bounds, r, t)
-        });
+    unsafe fn traverse_each_v3<R: RayRun>(&self, n: usize, run: &mut R) {
+        self.traverse_each_with(n, run, |bounds, r, t| crate::simd::box8_avx(bounds, r, t));
     }
 
     /// [`Traverse::traverse_each`] compiled with AVX enabled.
@@ -1061,22 +1020,8 @@ impl WideBvh<8> {
     /// # Safety
     /// The CPU must support AVX.
     #[target_feature(enable = "avx")]
-    unsafe fn traverse_each_avx<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
-        E: FnMut(usize, St),
-    {
-        self.traverse_each_with(n, start, leaf, deferred_leaf, finish, |bounds, r, t| {
-            crate::simd::box8_avx(bounds, r, t)
-        });
+    unsafe fn traverse_each_avx<R: RayRun>(&self, n: usize, run: &mut R) {
+        self.traverse_each_with(n, run, |bounds, r, t| crate::simd::box8_avx(bounds, r, t));
     }
 
     /// [`WideBvh::traverse_packet`] compiled for x86-64-v3 (the leaf closure is inlined into it).
@@ -1134,7 +1079,7 @@ mod tests {
     use rand_pcg::Pcg64;
 
     use super::*;
-    use crate::bvh::test_support::random_ray;
+    use crate::bvh::test_support::{random_ray, record_leaf, LeafRecorder};
     use crate::bvh::BuildConfig;
 
     fn random_boxes(n: usize, seed: u64) -> (Vec<Aabb>, Vec<Vec3>) {
@@ -1414,33 +1359,21 @@ mod tests {
                 2.0 + k as f32 * 0.05
             }
         };
-        // Leaves of ray `k`: shrink t_max at every second one, stop after the third for k % 5 == 0.
-        let leaf =
-            |k: usize, leaves: &mut Vec<(usize, usize)>, range: Range<usize>, t_max: &mut f32| {
-                leaves.push((range.start, range.end));
-                if leaves.len() % 2 == 0 {
-                    *t_max = t_max.min(25.0 - leaves.len() as f32);
-                }
-                if k % 5 == 0 && leaves.len() == 3 {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
-            };
+        let stop = |k: usize| k % 5 == 0;
         let single: Vec<Vec<(usize, usize)>> = (0..rays.len())
             .map(|k| {
                 let mut leaves = Vec::new();
                 let _ = wide.traverse_with(
                     &rays[k],
                     t_max_of(k),
-                    |range, t_max| leaf(k, &mut leaves, range, t_max),
+                    |range, t_max| record_leaf(k, stop, &mut leaves, range, t_max),
                     |_| {},
                     crate::simd::box_scalar::<8>,
                 );
                 leaves
             })
             .collect();
-        let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && k % 5 == 0);
+        let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && stop(k));
         assert!(stops.count() > 20, "some walks must stop early");
         #[cfg_attr(
             not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
@@ -1458,16 +1391,15 @@ mod tests {
             }
         }
         for way in ways {
-            let mut runs: Vec<Vec<(usize, usize)>> = vec![Vec::new(); rays.len()];
-            let start = |k: usize| (rays[k], t_max_of(k), (k, Vec::new()));
-            let each_leaf =
-                |(k, leaves): &mut (usize, Vec<(usize, usize)>), range, t_max: &mut f32| {
-                    leaf(*k, leaves, range, t_max)
-                };
-            let finish = |k: usize, (_, leaves): (usize, Vec<(usize, usize)>)| runs[k] = leaves;
+            let mut run = LeafRecorder {
+                rays: &rays,
+                t_max: t_max_of,
+                stop,
+                leaves: vec![Vec::new(); rays.len()],
+            };
             let n = rays.len();
             match way {
-                "entry" => wide.traverse_each(n, start, each_leaf, |_| {}, finish),
+                "entry" => wide.traverse_each(n, &mut run),
                 // The trait's own loop (what the 4-wide tree uses).
                 "default" => {
                     struct Plain<'a>(&'a WideBvh<8>);
@@ -1486,20 +1418,20 @@ mod tests {
                             self.0.traverse_prefetching(ray, t_max, leaf, deferred_leaf)
                         }
                     }
-                    Plain(&wide).traverse_each(n, start, each_leaf, |_| {}, finish)
+                    Plain(&wide).traverse_each(n, &mut run)
                 }
                 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-                "sse" => wide.traverse_each_with(n, start, each_leaf, |_| {}, finish, box8),
+                "sse" => wide.traverse_each_with(n, &mut run, box8),
                 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
                 // SAFETY: AVX was checked when the ways were listed.
-                "avx" => unsafe { wide.traverse_each_avx(n, start, each_leaf, |_| {}, finish) },
+                "avx" => unsafe { wide.traverse_each_avx(n, &mut run) },
                 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
                 // SAFETY: x86-64-v3 was checked when the ways were listed.
-                "v3" => unsafe { wide.traverse_each_v3(n, start, each_leaf, |_| {}, finish) },
+                "v3" => unsafe { wide.traverse_each_v3(n, &mut run) },
                 _ => unreachable!(),
             }
-            for k in 0..rays.len() {
-                assert_eq!(runs[k], single[k], "{way}, ray {k}");
+            for (k, (got, want)) in run.leaves.iter().zip(&single).enumerate() {
+                assert_eq!(got, want, "{way}, ray {k}");
             }
         }
     }

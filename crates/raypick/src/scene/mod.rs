@@ -86,7 +86,7 @@ pub use hit::{Hit, QueryOptions};
 use crate::bvh::quantized::QuantizedBvh;
 use std::ops::ControlFlow;
 
-use crate::bvh::wide::{Traverse, WideBvh, WideRay};
+use crate::bvh::wide::{RayRun, Traverse, WideBvh, WideRay};
 
 /// The BVH of a mesh: 8-wide with float child boxes, or with quantized ones when the scene was built
 /// with [`BuildConfig::compact`] (see [`crate::bvh::quantized`]).
@@ -157,22 +157,10 @@ impl Traverse for MeshBvh {
     }
 
     #[inline]
-    fn traverse_each<St, S, F, P, E>(
-        &self,
-        n: usize,
-        start: S,
-        leaf: F,
-        deferred_leaf: P,
-        finish: E,
-    ) where
-        S: FnMut(usize) -> (WideRay, f32, St),
-        F: FnMut(&mut St, std::ops::Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(std::ops::Range<usize>),
-        E: FnMut(usize, St),
-    {
+    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
         match self {
-            Self::Wide(b) => b.traverse_each(n, start, leaf, deferred_leaf, finish),
-            Self::Quantized(b) => b.traverse_each(n, start, leaf, deferred_leaf, finish),
+            Self::Wide(b) => b.traverse_each(n, run),
+            Self::Quantized(b) => b.traverse_each(n, run),
         }
     }
 }

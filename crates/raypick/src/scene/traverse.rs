@@ -9,7 +9,7 @@ use glam::Vec3;
 use super::hit::RawHit;
 use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
-use crate::bvh::wide::{Traverse, WideRay, PACKET};
+use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
@@ -236,18 +236,15 @@ impl MeshAccel {
         col: impl Fn(&'r Ray) -> C,
         answer: impl Fn(&Ray, C) -> T,
     ) {
-        let hits = LeafHits::new(geom, ctx);
-        let (rays, out) = (&rays[..out.len()], out);
-        self.bvh.traverse_each(
-            rays.len(),
-            #[inline(always)]
-            |i| self.start(&rays[i], col(&rays[i])),
-            #[inline(always)]
-            |state, range, t_max| self.leaf_of(state, range, t_max, &hits),
-            |range| self.prefetch_leaf(range),
-            #[inline(always)]
-            |i, state: MeshRay<C>| out[i] = answer(&rays[i], state.col),
-        );
+        let mut run = MeshRun {
+            mesh: self,
+            hits: LeafHits::new(geom, ctx),
+            rays: &rays[..out.len()],
+            out,
+            col,
+            answer,
+        };
+        self.bvh.traverse_each(run.rays.len(), &mut run);
     }
 
     /// The walk of `ray` (in the scene's space) through this mesh: the prepared ray, its bound and
@@ -448,6 +445,51 @@ struct MeshRay<C> {
     col: C,
     ray_local: Ray,
     kernel: Option<(WatertightRay, ShearRay)>,
+}
+
+/// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
+/// ray, `out[i] = answer(ray, collector)` at the end of each walk.
+struct MeshRun<'a, 'r, T, Col, Ans> {
+    mesh: &'a MeshAccel,
+    hits: LeafHits,
+    rays: &'r [Ray],
+    out: &'a mut [T],
+    col: Col,
+    answer: Ans,
+}
+
+impl<'r, C, T, Col, Ans> RayRun for MeshRun<'_, 'r, T, Col, Ans>
+where
+    C: Collector,
+    Col: Fn(&'r Ray) -> C,
+    Ans: Fn(&Ray, C) -> T,
+{
+    type State = MeshRay<C>;
+
+    #[inline(always)]
+    fn start(&self, i: usize) -> (WideRay, f32, MeshRay<C>) {
+        self.mesh.start(&self.rays[i], (self.col)(&self.rays[i]))
+    }
+
+    #[inline(always)]
+    fn leaf(
+        &self,
+        state: &mut MeshRay<C>,
+        range: Range<usize>,
+        t_max: &mut f32,
+    ) -> ControlFlow<()> {
+        self.mesh.leaf_of(state, range, t_max, &self.hits)
+    }
+
+    #[inline(always)]
+    fn deferred_leaf(&self, range: Range<usize>) {
+        self.mesh.prefetch_leaf(range);
+    }
+
+    #[inline(always)]
+    fn finish(&mut self, i: usize, state: MeshRay<C>) {
+        self.out[i] = (self.answer)(&self.rays[i], state.col);
+    }
 }
 
 /// A collector lent to one walk ([`MeshAccel::visit`]).
