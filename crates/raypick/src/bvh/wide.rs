@@ -1360,26 +1360,25 @@ mod tests {
             }
         };
         let stop = |k: usize| k % 5 == 0;
-        let single: Vec<Vec<(usize, usize)>> = (0..rays.len())
-            .map(|k| {
-                let mut leaves = Vec::new();
-                let _ = wide.traverse_with(
-                    &rays[k],
-                    t_max_of(k),
-                    |range, t_max| record_leaf(k, stop, &mut leaves, range, t_max),
-                    |_| {},
-                    crate::simd::box_scalar::<8>,
-                );
-                leaves
-            })
-            .collect();
+        let recorder = || LeafRecorder {
+            rays: &rays,
+            t_max: t_max_of,
+            stop,
+            leaves: vec![Vec::new(); rays.len()],
+        };
+        let single = single_walks(&wide, &rays, t_max_of, stop);
         let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && stop(k));
         assert!(stops.count() > 20, "some walks must stop early");
+        // The trait's own loop, which the 4-wide tree uses, against that tree's single walks.
+        let wide4 = WideBvh::<4>::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let mut run = recorder();
+        wide4.traverse_each(rays.len(), &mut run);
+        assert_eq!(run.leaves, single_walks(&wide4, &rays, t_max_of, stop));
         #[cfg_attr(
             not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
             allow(unused_mut)
         )]
-        let mut ways = vec!["entry", "default"];
+        let mut ways = vec!["entry"];
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
             ways.push("sse");
@@ -1391,35 +1390,10 @@ mod tests {
             }
         }
         for way in ways {
-            let mut run = LeafRecorder {
-                rays: &rays,
-                t_max: t_max_of,
-                stop,
-                leaves: vec![Vec::new(); rays.len()],
-            };
+            let mut run = recorder();
             let n = rays.len();
             match way {
                 "entry" => wide.traverse_each(n, &mut run),
-                // The trait's own loop (what the 4-wide tree uses).
-                "default" => {
-                    struct Plain<'a>(&'a WideBvh<8>);
-                    impl Traverse for Plain<'_> {
-                        fn traverse_prefetching<F, P>(
-                            &self,
-                            ray: &WideRay,
-                            t_max: f32,
-                            leaf: F,
-                            deferred_leaf: P,
-                        ) -> ControlFlow<()>
-                        where
-                            F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-                            P: Fn(Range<usize>),
-                        {
-                            self.0.traverse_prefetching(ray, t_max, leaf, deferred_leaf)
-                        }
-                    }
-                    Plain(&wide).traverse_each(n, &mut run)
-                }
                 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
                 "sse" => wide.traverse_each_with(n, &mut run, box8),
                 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -1434,6 +1408,28 @@ mod tests {
                 assert_eq!(got, want, "{way}, ray {k}");
             }
         }
+    }
+
+    /// Each ray's leaves in one scalar walk of `tree` ([`record_leaf`], bound `t_max(k)`).
+    fn single_walks<const W: usize>(
+        tree: &WideBvh<W>,
+        rays: &[WideRay],
+        t_max: fn(usize) -> f32,
+        stop: fn(usize) -> bool,
+    ) -> Vec<Vec<(usize, usize)>> {
+        (0..rays.len())
+            .map(|k| {
+                let mut leaves = Vec::new();
+                let _ = tree.traverse_with(
+                    &rays[k],
+                    t_max(k),
+                    |range, t| record_leaf(k, stop, &mut leaves, range, t),
+                    |_| {},
+                    crate::simd::box_scalar::<W>,
+                );
+                leaves
+            })
+            .collect()
     }
 
     #[test]

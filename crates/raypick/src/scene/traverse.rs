@@ -190,14 +190,10 @@ impl MeshAccel {
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
-        let ray_local = Ray {
-            origin: ray.origin - self.offset,
-            ..*ray
-        };
         let hits = LeafHits::new(geom, ctx);
         match mode {
             Mode::BruteForce => {
-                let wray = WatertightRay::new(&ray_local);
+                let wray = WatertightRay::new(&self.local(ray));
                 for (slot, &prim) in self.bvh.prim_ids().iter().enumerate() {
                     if prim == MeshBvh::PADDING {
                         continue;
@@ -247,14 +243,20 @@ impl MeshAccel {
         self.bvh.traverse_each(run.rays.len(), &mut run);
     }
 
+    /// `ray` (in the scene's space) in the mesh's frame, whose origin is the mesh's centre.
+    #[inline(always)]
+    fn local(&self, ray: &Ray) -> Ray {
+        Ray {
+            origin: ray.origin - self.offset,
+            ..*ray
+        }
+    }
+
     /// The walk of `ray` (in the scene's space) through this mesh: the prepared ray, its bound and
     /// the state its leaves need.
     #[inline(always)]
     fn start<C: Collector>(&self, ray: &Ray, col: C) -> (WideRay, f32, MeshRay<C>) {
-        let ray_local = Ray {
-            origin: ray.origin - self.offset,
-            ..*ray
-        };
+        let ray_local = self.local(ray);
         let wray = if C::NEAREST_FIRST {
             WideRay::new(&ray_local)
         } else {
@@ -352,10 +354,7 @@ impl MeshAccel {
             }
             return done;
         };
-        let rays_local = rays.map(|ray| Ray {
-            origin: ray.origin - self.offset,
-            ..ray
-        });
+        let rays_local = rays.map(|ray| self.local(&ray));
         let hits = LeafHits::new(geom, ctx);
         let mut kernel_rays: [Option<(WatertightRay, ShearRay)>; PACKET] = [None; PACKET];
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
