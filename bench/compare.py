@@ -26,9 +26,11 @@ import datetime
 import importlib
 import os
 import platform
+import site
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -272,6 +274,10 @@ def main():
             [str(Path(sys.executable).parent / "maturin"), "develop", "--release", "-m", str(REPO / "crates/raypick-py/Cargo.toml")],
             check=True,
         )
+        # `maturin develop` installs an editable package through a .pth file, which Python reads
+        # only at start-up: read it now, or a first install cannot be imported by this process.
+        site.addsitedir(sysconfig.get_paths()["purelib"])
+        importlib.invalidate_caches()
     import raypick
 
     if getattr(raypick._raypick, "__debug_build__", False):
