@@ -618,10 +618,14 @@ mod tests {
             t_max: |_| f32::INFINITY,
             stop: |_| false,
             leaves: vec![Vec::new(); rays.len()],
+            finished: vec![0; rays.len()],
         };
         q.traverse_each(rays.len(), &mut run);
-        let runs = run.leaves;
-        assert_eq!(runs, twins);
+        assert!(
+            run.finished.iter().all(|&f| f == 1),
+            "each walk finished once"
+        );
+        assert_eq!(run.leaves, twins);
         assert!(twins.iter().map(Vec::len).sum::<usize>() > 500);
     }
 

@@ -76,6 +76,8 @@ pub(crate) struct LeafRecorder<'a> {
     pub t_max: fn(usize) -> f32,
     pub stop: fn(usize) -> bool,
     pub leaves: Vec<Vec<(usize, usize)>>,
+    /// How many times each ray's walk was finished (once, for a correct loop).
+    pub finished: Vec<u32>,
 }
 
 impl RayRun for LeafRecorder<'_> {
@@ -98,5 +100,6 @@ impl RayRun for LeafRecorder<'_> {
 
     fn finish(&mut self, k: usize, (_, leaves): Self::State) {
         self.leaves[k] = leaves;
+        self.finished[k] += 1;
     }
 }

@@ -34,6 +34,13 @@
 //! [`Traverse::traverse_each`] runs the walks of a run of rays in one loop compiled with the walk:
 //! the CPU check, the call and the walk's set-up (a prologue, a stack probe, spilled registers,
 //! about 150 of the 410 instructions of a ray that misses the root) are paid once per run.
+//! It also interleaves the walks two at a time, one node visit of each in turn (`Cursor::step`):
+//! an incoherent walk mostly waits, for its next node (a likely cache miss) and along the chain
+//! node test → chosen child → next node, and the other walk's visit fills that time (the
+//! "software pipelining" of independent rays that a GPU gets from its warps). Measured in one
+//! process, alternating with the one-ray-at-a-time loop on the shared bunny rays: 0–8 % more
+//! closest-hit and 7–17 % more any-hit incoherent rays per second, for 20 % more instructions
+//! per ray; three walks were no better than two (BENCHMARKS.md).
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
@@ -199,52 +206,88 @@ impl<const W: usize> WideChildren for WideNode<W> {
     }
 }
 
-/// The traversal loop over `nodes` (root first, children after their parents) of any wide node type,
-/// with the node test `boxes` (float rows, quantized rows, SIMD or twin): inlined into each entry
-/// point ([`Traverse`]).
-#[inline(always)]
-pub(crate) fn traverse_nodes<N, const W: usize, F, P, B>(
-    nodes: &[N],
-    ray: &WideRay,
-    mut t_max: f32,
-    mut leaf: F,
-    deferred_leaf: P,
-    boxes: B,
-) -> ControlFlow<()>
-where
-    F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-    P: Fn(Range<usize>),
-    N: WideChildren,
-    B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
-{
-    if !ray.valid || nodes.is_empty() {
-        return ControlFlow::Continue(());
-    }
-    let mut prune = prune_bound(t_max);
-    // Deferred children: (index, count, entry distance). An `ArrayVec` rather than an array: a
-    // zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
-    let mut stack: ArrayVec<(u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
-    debug_assert!(stack_size(W) <= stack.capacity());
-    let mut index = 0usize;
-    // Puts child `lane` of `node` on the stack and asks for its data (node or leaf) early.
-    let defer = |stack: &mut ArrayVec<(u32, u32, f32), { stack_size(8) }>,
-                 node: &N,
-                 lane: usize,
-                 t_near: f32| {
-        let (child, count) = node.child(lane);
-        if count == 0 {
-            prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
-        } else {
-            deferred_leaf(child as usize..(child + count) as usize);
+/// The stack of one walk: deferred children `(index, count, entry distance)`. An `ArrayVec` rather
+/// than an array: a zeroed 2.4 kB array per ray cost a fifth of the time of a primary ray.
+type WalkStack = ArrayVec<(u32, u32, f32), { stack_size(8) }>;
+
+/// Where one walk stands between two node visits: the node it tests next and its bound. Small and
+/// plain, so that a single walk ([`traverse_nodes`]) keeps it in registers; the deferred children
+/// are a [`WalkStack`] beside it.
+#[derive(Clone, Copy, Debug)]
+struct Cursor {
+    /// The node to test next.
+    index: usize,
+    t_max: f32,
+    /// [`prune_bound`] of `t_max`: entry distances beyond it cannot matter.
+    prune: f32,
+}
+
+/// One of the walks that [`traverse_nodes_each`] interleaves.
+struct Walk {
+    ray: WideRay,
+    at: Cursor,
+    stack: WalkStack,
+}
+
+/// What a [`Cursor::step`] left.
+enum Walked {
+    /// The walk goes on at `index`.
+    Going,
+    /// The walk is over: `Continue` when every leaf it reaches was seen, `Break` when the leaf
+    /// closure stopped it.
+    Over(ControlFlow<()>),
+}
+
+impl Cursor {
+    /// A walk of `ray` from the root with bound `t_max`, or `None` when it reaches nothing (an
+    /// invalid ray, an empty tree). The caller empties the walk's stack.
+    #[inline(always)]
+    fn start<N>(nodes: &[N], ray: &WideRay, t_max: f32) -> Option<Self> {
+        if !ray.valid || nodes.is_empty() {
+            return None;
         }
-        stack.push((child, count, t_near));
-    };
-    loop {
-        let node = node_at(nodes, index);
-        // All four lines at once: the child references (the last line) are read only after
-        // the box test, and would otherwise be a second miss in a row.
-        prefetch(std::slice::from_ref(node));
-        let hits = boxes(node, &ray.boxes, prune);
+        let mut at = Self {
+            index: 0,
+            t_max,
+            prune: prune_bound(t_max),
+        };
+        at.go_to(nodes, 0);
+        Some(at)
+    }
+
+    /// One node visit of `ray`'s walk: tests node `index` with `boxes`, goes on with the nearest
+    /// hit child (a leaf is handed to `leaf` at once), defers the others to `stack`, and pops
+    /// deferred children until the next node to test. The body of the traversal loop, shared by
+    /// the single walk and the interleaved ones.
+    #[inline(always)]
+    fn step<N, const W: usize, F, P, B>(
+        &mut self,
+        ray: &WideRay,
+        stack: &mut WalkStack,
+        nodes: &[N],
+        mut leaf: F,
+        deferred_leaf: &P,
+        boxes: &B,
+    ) -> Walked
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(Range<usize>),
+        N: WideChildren,
+        B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
+    {
+        debug_assert!(stack_size(W) <= stack.capacity());
+        // Puts child `lane` of `node` on the stack and asks for its data (node or leaf) early.
+        let defer = |stack: &mut WalkStack, node: &N, lane: usize, t_near: f32| {
+            let (child, count) = node.child(lane);
+            if count == 0 {
+                prefetch(std::slice::from_ref(node_at(nodes, child as usize)));
+            } else {
+                deferred_leaf(child as usize..(child + count) as usize);
+            }
+            stack.push((child, count, t_near));
+        };
+        let node = node_at(nodes, self.index);
+        let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
         if mask != 0 {
             let first_lane = mask.trailing_zeros() as usize;
@@ -261,14 +304,14 @@ where
                 } else {
                     (first_lane, second_lane)
                 };
-                defer(&mut stack, node, far, hits.t_near[far]);
+                defer(stack, node, far, hits.t_near[far]);
                 Some(near)
             } else if !ray.ordered {
                 let mut rest = mask;
                 while rest != 0 {
                     let lane = rest.trailing_zeros() as usize;
                     rest &= rest - 1;
-                    defer(&mut stack, node, lane, hits.t_near[lane]);
+                    defer(stack, node, lane, hits.t_near[lane]);
                 }
                 Some(first_lane)
             } else {
@@ -276,43 +319,93 @@ where
                 let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
                 for &key in &keys[..n] {
                     let lane = key_lane::<W>(key);
-                    defer(&mut stack, node, lane, hits.t_near[lane]);
+                    defer(stack, node, lane, hits.t_near[lane]);
                 }
                 None
             };
             if let Some(lane) = next_lane {
                 let (child, count) = node.child(lane);
                 if count == 0 {
-                    index = child as usize;
-                    continue;
+                    return self.go_to(nodes, child);
                 }
                 let first = child as usize;
-                leaf(first..first + count as usize, &mut t_max)?;
-                prune = prune_bound(t_max);
+                if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max)
+                {
+                    return Walked::Over(ControlFlow::Break(()));
+                }
+                self.prune = prune_bound(self.t_max);
             }
         }
         // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
         // handled right here.
         loop {
             let Some((next, count, t_near)) = stack.pop() else {
-                return ControlFlow::Continue(());
+                return Walked::Over(ControlFlow::Continue(()));
             };
-            if t_near > prune {
+            if t_near > self.prune {
                 continue;
             }
             if count == 0 {
-                index = next as usize;
-                break;
+                return self.go_to(nodes, next);
             }
             let first = next as usize;
-            leaf(first..first + count as usize, &mut t_max)?;
-            prune = prune_bound(t_max);
+            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+                return Walked::Over(ControlFlow::Break(()));
+            }
+            self.prune = prune_bound(self.t_max);
+        }
+    }
+
+    /// Goes on at node `index`, asking for all its lines at once: the child references (the last
+    /// line) are read only after the box test, and would otherwise be a second miss in a row.
+    #[inline(always)]
+    fn go_to<N>(&mut self, nodes: &[N], index: u32) -> Walked {
+        self.index = index as usize;
+        prefetch(std::slice::from_ref(node_at(nodes, self.index)));
+        Walked::Going
+    }
+}
+
+/// The traversal loop over `nodes` (root first, children after their parents) of any wide node type,
+/// with the node test `boxes` (float rows, quantized rows, SIMD or twin): inlined into each entry
+/// point ([`Traverse`]).
+#[inline(always)]
+pub(crate) fn traverse_nodes<N, const W: usize, F, P, B>(
+    nodes: &[N],
+    ray: &WideRay,
+    t_max: f32,
+    mut leaf: F,
+    deferred_leaf: P,
+    boxes: B,
+) -> ControlFlow<()>
+where
+    F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    P: Fn(Range<usize>),
+    N: WideChildren,
+    B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
+{
+    let Some(mut at) = Cursor::start(nodes, ray, t_max) else {
+        return ControlFlow::Continue(());
+    };
+    let mut stack = WalkStack::new();
+    loop {
+        if let Walked::Over(flow) =
+            at.step(ray, &mut stack, nodes, &mut leaf, &deferred_leaf, &boxes)
+        {
+            return flow;
         }
     }
 }
 
-/// The loop of [`Traverse::traverse_each`] over any wide node type, one [`traverse_nodes`] walk
-/// per ray: inlined into each compiled entry point, so the loop and the walks are one function.
+/// Walks interleaved by [`traverse_nodes_each`]: one node visit of each in turn. A walk mostly
+/// waits: for its next node (a likely cache miss) and along the chain node test → chosen child →
+/// next node; the other walk's visit fills that time.
+const INTERLEAVED: usize = 2;
+
+/// The loop of [`Traverse::traverse_each`] over any wide node type: the rays' walks
+/// ([`traverse_nodes`]'s, step for step) [`INTERLEAVED`] at a time, a finished walk's place taken
+/// by the next ray. Inlined into each compiled entry point, so the loop and the walks are one
+/// function.
 #[inline(always)]
 pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     nodes: &[N],
@@ -324,18 +417,63 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     R: RayRun,
     B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
 {
-    for i in 0..n {
-        let (ray, t_max, mut state) = run.start(i);
-        let _ = traverse_nodes(
-            nodes,
-            &ray,
-            t_max,
-            #[inline(always)]
-            |range, t_max| run.leaf(&mut state, range, t_max),
-            |range| run.deferred_leaf(range),
-            &boxes,
-        );
-        run.finish(i, state);
+    // The next ray to start; `start` restarts `walk` for it, finishing at once the rays that
+    // reach nothing.
+    let mut next = 0;
+    let mut start = |run: &mut R, walk: &mut Walk| -> Option<(R::State, usize)> {
+        while next < n {
+            let i = next;
+            next += 1;
+            let (ray, t_max, state) = run.start(i);
+            if let Some(at) = Cursor::start(nodes, &ray, t_max) {
+                walk.ray = ray;
+                walk.at = at;
+                walk.stack.clear();
+                return Some((state, i));
+            }
+            run.finish(i, state);
+        }
+        None
+    };
+    // Each walk's stack stays in place (kilobytes); `start` fills in the rest.
+    let mut walks: [Walk; INTERLEAVED] = std::array::from_fn(|_| Walk {
+        ray: WideRay::new(&Ray::new(Vec3::ZERO, Vec3::X)),
+        at: Cursor {
+            index: 0,
+            t_max: 0.0,
+            prune: 0.0,
+        },
+        stack: WalkStack::new(),
+    });
+    let mut states: [Option<(R::State, usize)>; INTERLEAVED] = std::array::from_fn(|_| None);
+    for (walk, state) in walks.iter_mut().zip(&mut states) {
+        *state = start(run, walk);
+    }
+    loop {
+        let mut going = false;
+        for (walk, slot) in walks.iter_mut().zip(&mut states) {
+            let Some((state, _)) = slot else {
+                continue;
+            };
+            going = true;
+            let walked = walk.at.step(
+                &walk.ray,
+                &mut walk.stack,
+                nodes,
+                #[inline(always)]
+                |range, t_max| run.leaf(state, range, t_max),
+                &|range| run.deferred_leaf(range),
+                &boxes,
+            );
+            if let Walked::Over(_) = walked {
+                let (state, i) = slot.take().expect("the slot holds a walk");
+                run.finish(i, state);
+                *slot = start(run, walk);
+            }
+        }
+        if !going {
+            return;
+        }
     }
 }
 
@@ -1338,13 +1476,19 @@ mod tests {
     fn runs_of_rays_visit_what_single_walks_visit() {
         // `traverse_each` (each compiled build) against one scalar walk per ray: the same leaves
         // in the same order for every ray of a run, with per-ray bounds, a t_max that shrinks,
-        // and walks that the leaf closure stops early (any hit); the state starts afresh per ray.
+        // walks that the leaf closure stops early (any hit) and invalid rays that reach nothing,
+        // so that the interleaved walks end at different times; the state starts afresh per ray
+        // and each walk is finished once.
         let (boxes, centroids) = random_boxes(3000, 8);
         let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
         let mut rng = Pcg64::seed_from_u64(9);
         let rays: Vec<WideRay> = (0..600)
             .map(|k| {
-                let ray = WideRay::new(&random_ray(&mut rng, k, 15.0));
+                let mut ray = random_ray(&mut rng, k, 15.0);
+                if k % 7 == 3 {
+                    ray.dir.y = f32::NAN;
+                }
+                let ray = WideRay::new(&ray);
                 if k % 2 == 1 {
                     ray.in_node_order()
                 } else {
@@ -1365,15 +1509,26 @@ mod tests {
             t_max: t_max_of,
             stop,
             leaves: vec![Vec::new(); rays.len()],
+            finished: vec![0; rays.len()],
         };
         let single = single_walks(&wide, &rays, t_max_of, stop);
         let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && stop(k));
         assert!(stops.count() > 20, "some walks must stop early");
+        assert!((0..rays.len()).all(|k| k % 7 != 3 || single[k].is_empty()));
+        // Runs shorter than the interleaving, and one of odd length.
+        for n in [0, 1, 2, 3, 101] {
+            let mut run = recorder();
+            wide.traverse_each(n, &mut run);
+            assert_eq!(run.leaves[..n], single[..n], "run of {n}");
+            assert!(run.finished[..n].iter().all(|&f| f == 1), "run of {n}");
+            assert!(run.finished[n..].iter().all(|&f| f == 0), "run of {n}");
+        }
         // The trait's own loop, which the 4-wide tree uses, against that tree's single walks.
         let wide4 = WideBvh::<4>::build(&boxes, &centroids, BuildConfig::BALANCED);
         let mut run = recorder();
         wide4.traverse_each(rays.len(), &mut run);
         assert_eq!(run.leaves, single_walks(&wide4, &rays, t_max_of, stop));
+        assert!(run.finished.iter().all(|&f| f == 1));
         #[cfg_attr(
             not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
             allow(unused_mut)
@@ -1407,6 +1562,7 @@ mod tests {
             for (k, (got, want)) in run.leaves.iter().zip(&single).enumerate() {
                 assert_eq!(got, want, "{way}, ray {k}");
             }
+            assert!(run.finished.iter().all(|&f| f == 1), "{way}");
         }
     }
 
