@@ -40,7 +40,7 @@
 //! "software pipelining" of independent rays that a GPU gets from its warps). Measured in one
 //! process, alternating with the one-ray-at-a-time loop on the shared bunny rays: 0–8 % more
 //! closest-hit and 7–17 % more any-hit incoherent rays per second, for 20 % more instructions
-//! per ray; three walks were no better than two (BENCHMARKS.md).
+//! per ray; three walks were within the noise of two (BENCHMARKS.md).
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
