@@ -424,24 +424,8 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     R: RayRun,
     B: Fn(&N, &BoxRay, f32) -> BoxHits<W>,
 {
-    // The next ray to start; `start` restarts `walk` for it, finishing at once the rays that
-    // reach nothing.
+    // The next ray to start.
     let mut next = 0;
-    let mut start = |run: &mut R, walk: &mut Walk| -> Option<(R::State, usize)> {
-        while next < n {
-            let i = next;
-            next += 1;
-            let (ray, t_max, state) = run.start(i);
-            if let Some(at) = Cursor::start(nodes, &ray, t_max) {
-                walk.ray = ray;
-                walk.at = at;
-                walk.stack.clear();
-                return Some((state, i));
-            }
-            run.finish(i, state);
-        }
-        None
-    };
     // Each walk's stack stays in place (kilobytes); `start` fills in the rest. A slot without a
     // state is idle: no ray was left for it.
     let idle = || -> (Walk, Option<(R::State, usize)>) {
@@ -457,8 +441,8 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
         (walk, None)
     };
     let [mut first, mut second] = [idle(), idle()];
-    first.1 = start(run, &mut first.0);
-    second.1 = start(run, &mut second.0);
+    first.1 = start_walk(nodes, n, &mut next, run, &mut first.0);
+    second.1 = start_walk(nodes, n, &mut next, run, &mut second.0);
     // The two slots take turns by swapping references: no loop over slots, whose exit branch
     // the walks' own branches made unpredictable (1.8 mispredictions per ray, callgrind).
     let (mut current, mut other) = (&mut first, &mut second);
@@ -477,13 +461,40 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             if let Walked::Over(_) = walked {
                 let (state, i) = slot.take().expect("the slot holds a walk");
                 run.finish(i, state);
-                *slot = start(run, walk);
+                *slot = start_walk(nodes, n, &mut next, run, walk);
             }
         } else if other.1.is_none() {
             return;
         }
         std::mem::swap(&mut current, &mut other);
     }
+}
+
+/// Restarts `walk` for ray `next` of a run of `n` (then the next one, and so on), finishing at once
+/// the rays that reach nothing; `None` when no ray is left. A function rather than a closure so
+/// that it is always inlined: called, it ran without the caller's AVX (a `vzeroupper` and the
+/// ray's set-up in SSE for every ray).
+#[inline(always)]
+fn start_walk<N, R: RayRun>(
+    nodes: &[N],
+    n: usize,
+    next: &mut usize,
+    run: &mut R,
+    walk: &mut Walk,
+) -> Option<(R::State, usize)> {
+    while *next < n {
+        let i = *next;
+        *next += 1;
+        let (ray, t_max, state) = run.start(i);
+        if let Some(at) = Cursor::start(nodes, &ray, t_max) {
+            walk.ray = ray;
+            walk.at = at;
+            walk.stack.clear();
+            return Some((state, i));
+        }
+        run.finish(i, state);
+    }
+    None
 }
 
 /// Rays per packet of [`WideBvh::traverse_packet`]: one bit each in a `u32` ray mask.
