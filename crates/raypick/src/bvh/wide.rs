@@ -37,10 +37,10 @@
 //! It also interleaves the walks two at a time, one node visit of each in turn (`Cursor::step`):
 //! an incoherent walk mostly waits, for its next node (a likely cache miss) and along the chain
 //! node test → chosen child → next node, and the other walk's visit fills that time (the
-//! "software pipelining" of independent rays that a GPU gets from its warps). Measured in one
-//! process, alternating with the one-ray-at-a-time loop on the shared bunny rays: 0–8 % more
-//! closest-hit and 7–17 % more any-hit incoherent rays per second, for 20 % more instructions
-//! per ray; three walks were within the noise of two (BENCHMARKS.md).
+//! "software pipelining" of independent rays that a GPU gets from its warps). Measured against
+//! the one-walk loop (paired runs, BENCHMARKS.md): the bunny's incoherent rays 1.12× (closest hit)
+//! and 1.21× (any hit) as fast; the conference room's, whose walks are short and miss the cache
+//! less, 0.93× and 0.97× (6 % more instructions per ray). Three walks were within the noise of two.
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
