@@ -411,8 +411,8 @@ where
 /// ([`traverse_nodes`]'s, step for step) two at a time, one node visit of each in turn, a finished
 /// walk's place taken by the next ray. A walk mostly waits: for its next node (a likely cache
 /// miss) and along the chain node test → chosen child → next node; the other walk's visit fills
-/// that time. (Three walks measured within the noise of two.) Inlined into each compiled entry point, so the loop and the walks are one
-/// function.
+/// that time (three walks measured within the noise of two). Inlined into each compiled entry
+/// point, so the loop and the walks are one function.
 #[inline(always)]
 pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     nodes: &[N],
