@@ -2,10 +2,11 @@
 //! first query (or [`PyScene::commit`]), and the batch queries over numpy arrays of rays.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use glam::{Affine3A, Mat4, Vec3};
-use numpy::{PyArray2, PyArrayDyn};
+use numpy::{PyArray2, PyArrayDyn, PyArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -13,7 +14,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use rayon::prelude::*;
 use raypick::{Geometry, Hit, QueryOptions, Ray, SceneBuilder, Spheres, TriMesh};
 
-use crate::arrays::{put, read_floats, read_triangles, to_numpy, Floats};
+use crate::arrays::{put, read_floats, read_rows, read_triangles, to_numpy, value, zeros, Floats};
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads;
@@ -198,6 +199,13 @@ fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
         .collect()
 }
 
+/// The ray of the six floats of `c` (origin, direction; see [`crate::arrays::FloatRows`]) over
+/// `[t_min, t_max]`.
+fn ray_of(c: &[AtomicU32], t_min: f32, t_max: f32) -> Ray {
+    let v = |i| value(c, i);
+    Ray::new(Vec3::new(v(0), v(1), v(2)), Vec3::new(v(3), v(4), v(5))).with_range(t_min, t_max)
+}
+
 /// The ray of six floats (origin, direction) over `[t_min, t_max]`.
 #[inline]
 fn ray_at(c: &[f32], t_min: f32, t_max: f32) -> Ray {
@@ -266,31 +274,39 @@ impl CastColumns {
         self.primitive_normals.extend(h.normal.to_array());
         self.instance_ids.push(h.instance.unwrap_or(INVALID_ID));
     }
+}
 
+/// The columns of [`PyScene::cast_rays`] as they are filled: numpy's own arrays, written in
+/// place. numpy allocates large arrays with a transparent-huge-page hint, so first touching a
+/// million rays' 36 MB of answers took 5.5 ms here against 15 ms in 4 KiB pages; `Vec`s handed
+/// over afterwards were fault-free only while glibc happened to recycle the previous call's
+/// memory (it did after a 24 MB copy of the rays, and stopped when that copy went: the
+/// two-thread cast then ran at 15 instead of 20 Mrays/s).
+struct CastOut<'a> {
+    t_hit: &'a mut [f32],
+    geometry_ids: &'a mut [u32],
+    primitive_ids: &'a mut [u32],
+    primitive_uvs: &'a mut [f32],
+    primitive_normals: &'a mut [f32],
+    instance_ids: &'a mut [u32],
+}
+
+impl CastOut<'_> {
     /// The closest hit of every ray, on the current rayon pool, written straight into the columns
     /// (no intermediate `Vec<Option<Hit>>`: for a million rays that buffer cost a fifth of the
     /// cast). Rays are independent, so the result does not depend on the number of threads.
     /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
     /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
-    fn cast(built: &Built, floats: &[f32]) -> Self {
+    fn cast(self, built: &Built, floats: &[AtomicU32]) {
         use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
-        let n = floats.len() / 6;
-        let mut cols = Self {
-            t_hit: vec![0.0; n],
-            geometry_ids: vec![0; n],
-            primitive_ids: vec![0; n],
-            primitive_uvs: vec![0.0; 2 * n],
-            primitive_normals: vec![0.0; 3 * n],
-            instance_ids: vec![0; n],
-        };
-        cols.t_hit
+        self.t_hit
             .par_chunks_mut(CHUNK)
-            .zip(cols.geometry_ids.par_chunks_mut(CHUNK))
-            .zip(cols.primitive_ids.par_chunks_mut(CHUNK))
-            .zip(cols.primitive_uvs.par_chunks_mut(2 * CHUNK))
-            .zip(cols.primitive_normals.par_chunks_mut(3 * CHUNK))
-            .zip(cols.instance_ids.par_chunks_mut(CHUNK))
+            .zip(self.geometry_ids.par_chunks_mut(CHUNK))
+            .zip(self.primitive_ids.par_chunks_mut(CHUNK))
+            .zip(self.primitive_uvs.par_chunks_mut(2 * CHUNK))
+            .zip(self.primitive_normals.par_chunks_mut(3 * CHUNK))
+            .zip(self.instance_ids.par_chunks_mut(CHUNK))
             .zip(floats.par_chunks(6 * CHUNK))
             .for_each_init(
                 || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
@@ -301,7 +317,7 @@ impl CastColumns {
                     rays.extend(
                         floats
                             .chunks_exact(6)
-                            .map(|c| ray_at(c, 0.0, f32::INFINITY)),
+                            .map(|c| ray_of(c, 0.0, f32::INFINITY)),
                     );
                     let hits = &mut hits[..rays.len()];
                     built
@@ -327,7 +343,6 @@ impl CastColumns {
                     }
                 },
             );
-        cols
     }
 }
 
@@ -852,21 +867,39 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyDict>> {
         let nthreads = nthreads_arg(nthreads)?;
         let built = self.built(py)?;
-        let f = read_floats(rays, "rays", 6, None)?;
-        let cols = py.detach(|| threads::run(nthreads, || CastColumns::cast(&built, &f.data)))?;
+        let f = read_rows(rays, "rays", 6)?;
+        let values = f.values();
+        let lead = &f.lead;
+        let t_hit = zeros::<f32>(py, lead, &[]);
+        let geometry_ids = zeros::<u32>(py, lead, &[]);
+        let primitive_ids = zeros::<u32>(py, lead, &[]);
+        let primitive_uvs = zeros::<f32>(py, lead, &[2]);
+        let primitive_normals = zeros::<f32>(py, lead, &[3]);
+        let instance_ids = zeros::<u32>(py, lead, &[]);
+        {
+            let mut t = t_hit.readwrite();
+            let mut g = geometry_ids.readwrite();
+            let mut p = primitive_ids.readwrite();
+            let mut uv = primitive_uvs.readwrite();
+            let mut n = primitive_normals.readwrite();
+            let mut i = instance_ids.readwrite();
+            let out = CastOut {
+                t_hit: t.as_slice_mut()?,
+                geometry_ids: g.as_slice_mut()?,
+                primitive_ids: p.as_slice_mut()?,
+                primitive_uvs: uv.as_slice_mut()?,
+                primitive_normals: n.as_slice_mut()?,
+                instance_ids: i.as_slice_mut()?,
+            };
+            py.detach(|| threads::run(nthreads, || out.cast(&built, values)))?;
+        }
         let d = PyDict::new(py);
-        put(&d, "t_hit", cols.t_hit, &f.lead, &[])?;
-        put(&d, "geometry_ids", cols.geometry_ids, &f.lead, &[])?;
-        put(&d, "primitive_ids", cols.primitive_ids, &f.lead, &[])?;
-        put(&d, "primitive_uvs", cols.primitive_uvs, &f.lead, &[2])?;
-        put(
-            &d,
-            "primitive_normals",
-            cols.primitive_normals,
-            &f.lead,
-            &[3],
-        )?;
-        put(&d, "instance_ids", cols.instance_ids, &f.lead, &[])?;
+        d.set_item("t_hit", t_hit)?;
+        d.set_item("geometry_ids", geometry_ids)?;
+        d.set_item("primitive_ids", primitive_ids)?;
+        d.set_item("primitive_uvs", primitive_uvs)?;
+        d.set_item("primitive_normals", primitive_normals)?;
+        d.set_item("instance_ids", instance_ids)?;
         Ok(d)
     }
 
@@ -888,22 +921,23 @@ impl PyScene {
     ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
         let nthreads = nthreads_arg(nthreads)?;
         let built = self.built(py)?;
-        let f = read_floats(rays, "rays", 6, None)?;
+        let f = read_rows(rays, "rays", 6)?;
+        let values = f.values();
         let out = py.detach(|| {
             threads::run(nthreads, || {
                 use rayon::prelude::*;
                 // Rays are made from the floats as they are cast: a materialized `Vec<Ray>` (32 MB
                 // per million rays, written and page-faulted once) cost a sixth of the cast.
-                let mut out = vec![false; f.data.len() / 6];
+                let mut out = vec![false; values.len() / 6];
                 out.par_chunks_mut(RAY_CHUNK)
-                    .zip(f.data.par_chunks(6 * RAY_CHUNK))
+                    .zip(values.par_chunks(6 * RAY_CHUNK))
                     .for_each_init(
                         || Vec::with_capacity(RAY_CHUNK),
                         |rays, (out, floats)| {
                             // One chunk at a time through the engine's batch walk (packets of
                             // coherent rays).
                             rays.clear();
-                            rays.extend(floats.chunks_exact(6).map(|c| ray_at(c, tnear, tfar)));
+                            rays.extend(floats.chunks_exact(6).map(|c| ray_of(c, tnear, tfar)));
                             built
                                 .scene
                                 .occluded_into(rays, &QueryOptions::default(), out);

@@ -80,6 +80,21 @@ def test_float64_noncontiguous_and_lists_give_the_same_answers(soup_scene, rng):
     assert_same(soup_scene.cast_rays(wide[:, ::2]), ref)
     # Nested lists.
     assert_same(soup_scene.cast_rays(rays.tolist()), ref)
+    # float32 at an address that is not a multiple of 4 (read through a copy) and a read-only
+    # array (lent without a copy, like any C-contiguous float32 array).
+    buf = np.zeros(rays.nbytes + 2, np.uint8)
+    odd = buf[2:].view(np.float32).reshape(rays.shape)
+    odd[...] = rays
+    assert not odd.flags.aligned
+    assert_same(soup_scene.cast_rays(odd), ref)
+    frozen = rays.copy()
+    frozen.flags.writeable = False
+    assert_same(soup_scene.cast_rays(frozen), ref)
+    # Occlusion reads its rays the same ways.
+    occ = soup_scene.test_occlusions(rays)
+    np.testing.assert_array_equal(occ, np.isfinite(ref["t_hit"]))
+    for variant in (rays.astype(np.float64), big[::2], np.asfortranarray(rays), odd, frozen):
+        np.testing.assert_array_equal(soup_scene.test_occlusions(variant), occ)
     # Input arrays are not modified.
     copy = rays.copy()
     soup_scene.cast_rays(rays)

@@ -328,6 +328,44 @@ def test_casting_releases_the_gil(rng):
     assert gaps.max() < 0.5 * duration, (gaps.max(), duration)
 
 
+def test_rays_rewritten_during_a_cast_give_answers_of_some_ray(rng):
+    """A C-contiguous float32 ray array is read in place while the GIL is released, so another
+    Python thread can rewrite it during the cast. Each answer is then that of some ray made of old
+    and new values: here the two versions differ only in origin x, between two values that both
+    miss or both hit the same triangle, so every answer is still exact."""
+    import threading
+
+    scene = raypick.Scene()
+    scene.add_triangles([[-10, -10, 0], [10, -10, 0], [0, 10, 0]], [[0, 1, 2]])
+    n = 200_000
+    rays = np.zeros((n, 6), np.float32)
+    rays[:, 0] = rng.uniform(-1, 1, n)
+    rays[:, 1] = rng.uniform(-1, 1, n)
+    rays[:, 2] = 5.0
+    rays[:, 5] = -1.0
+    rays[1::2, 0] += 50.0  # odd rays pass beside the triangle whatever their x
+    stop = threading.Event()
+
+    def rewrite():
+        flip = np.float32(0.5)
+        while not stop.is_set():
+            rays[::2, 0] += flip  # even rays stay over the triangle
+            flip = -flip
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        for _ in range(5):
+            ans = scene.cast_rays(rays, nthreads=2)
+            occ = scene.test_occlusions(rays, nthreads=2)
+            np.testing.assert_allclose(ans["t_hit"][::2], 5.0, rtol=1e-6)
+            assert np.all(np.isinf(ans["t_hit"][1::2]))
+            assert occ[::2].all() and not occ[1::2].any()
+    finally:
+        stop.set()
+        writer.join()
+
+
 def test_threads_racing_on_the_first_build_do_not_deadlock(rng):
     """Several threads query a scene that is not built yet: one builds (detached from Python,
     holding the scene's lock) while the others wait for the lock without holding the GIL."""
