@@ -112,6 +112,17 @@ def test_mesh_inputs_accept_dtypes_and_views(rng):
     ff = np.asfortranarray(f.astype(np.uint32))
     b.add_triangles(vv[:, ::2], ff)
     assert_same(a.cast_rays(rays), b.cast_rays(rays))
+    # float32 vertices and int32 indices at odd addresses (views into byte buffers).
+    def odd(x):
+        buf = np.zeros(x.nbytes + 1, np.uint8)
+        view = buf[1:].view(x.dtype).reshape(x.shape)
+        view[...] = x
+        assert not view.flags.aligned
+        return view
+
+    c = raypick.Scene()
+    c.add_triangles(odd(v.astype(np.float32)), odd(f.astype(np.int32)))
+    assert_same(a.cast_rays(rays), c.cast_rays(rays))
 
 
 @pytest.mark.parametrize(
