@@ -159,6 +159,18 @@ impl WatertightRay {
         }
     }
 
+    /// The whole shear, `t_min` and the culling, for the SIMD test of whole blocks
+    /// [`crate::simd::tri_hits`] (which computes the same values as [`Self::intersect`]).
+    #[inline(always)]
+    pub fn hit_ray(&self, culling: Culling) -> crate::simd::HitRay {
+        crate::simd::HitRay {
+            shear: self.shear_ray(),
+            row_z: self.row_z.to_array(),
+            t_min: self.t_min,
+            cull_back: culling == Culling::Back,
+        }
+    }
+
     /// The watertight test against one triangle. See [`watertight`] for the contract and [`EdgeRule`]
     /// for how exact edge hits are assigned.
     #[inline]

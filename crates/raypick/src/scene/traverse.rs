@@ -13,7 +13,7 @@ use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{prefetch, tri_candidates, PacketBoxRay, ShearRay, LANES};
+use crate::simd::{prefetch, tri_candidates, tri_hits, HitRay, PacketBoxRay, TriHits, LANES};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -285,20 +285,22 @@ impl MeshAccel {
         hits: &LeafHits,
     ) -> ControlFlow<()> {
         let ray_local = &state.ray_local;
-        let (wray, shear) = state.kernel.get_or_insert_with(|| {
+        let (wray, hray) = state.kernel.get_or_insert_with(|| {
             // `black_box` keeps the compiler from hoisting the set-up out of the walk's loops,
             // where it ran for every ray, leaf or not: 54 of the 264 instructions of an any-hit
             // ray that misses the mesh's box, 10 % of a conference any-hit ray (callgrind).
             let wray = WatertightRay::new(std::hint::black_box(ray_local));
-            (wray, wray.shear_ray())
+            (wray, wray.hit_ray(hits.kernel_culling))
         });
-        self.leaf(range, wray, shear, t_max, &mut state.col, hits)
+        self.leaf(range, wray, hray, t_max, &mut state.col, hits)
     }
 
     /// The triangles of the leaf at positions `range` of the BVH order for one ray: a leaf is whole
-    /// blocks of four (it starts at a multiple of [`LANES`]); the SIMD prefilter
-    /// ([`tri_candidates`]) drops the triangles the ray's line misses, the scalar kernel decides on
-    /// the rest, and the hits within `t_max` go to `col`.
+    /// blocks of four (it starts at a multiple of [`LANES`]); the SIMD test ([`tri_hits`]) decides
+    /// every triangle whose edge functions are all non-zero, bit for bit as the scalar kernel
+    /// would, and the kernel the rest (an edge function rounded to 0, or a mirroring instance's
+    /// culling, whose second look only the kernel's call site has: there the SIMD pass is the
+    /// prefilter [`tri_candidates`]); the hits within `t_max` go to `col`.
     /// Always inlined, with the kernel, so that both are compiled into the traversal loop with its
     /// CPU features (a call per triangle also cost a `vzeroupper` and the spill of the loop's vector
     /// registers).
@@ -307,7 +309,7 @@ impl MeshAccel {
         &self,
         range: Range<usize>,
         wray: &WatertightRay,
-        shear: &ShearRay,
+        hray: &HitRay,
         t_max: &mut f32,
         col: &mut C,
         hits: &LeafHits,
@@ -317,15 +319,34 @@ impl MeshAccel {
             let live = (range.end - base).min(2 * LANES);
             let first_block = base / LANES;
             let blocks = &self.blocks[first_block..first_block + live.div_ceil(LANES)];
-            let mut lanes = tri_candidates(blocks, shear) & ((1 << live) - 1);
+            let decided = if hits.cull_object_front {
+                TriHits {
+                    undecided: tri_candidates(blocks, &hray.shear),
+                    ..TriHits::NONE
+                }
+            } else {
+                tri_hits(blocks, hray, *t_max)
+            };
+            let mut lanes = (decided.hit | decided.undecided) & ((1 << live) - 1);
             while lanes != 0 {
-                let slot = base + lanes.trailing_zeros() as usize;
+                let lane = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                if let Some(h) = self.test(wray, slot, hits, C::EDGES) {
-                    if h.t <= *t_max {
-                        col.offer(self.raw_hit(slot, h, hits))?;
-                        *t_max = col.t_max();
+                let slot = base + lane;
+                let h = if decided.hit >> lane & 1 != 0 {
+                    TriHit {
+                        t: decided.t[lane],
+                        u: decided.u[lane],
+                        v: decided.v[lane],
                     }
+                } else {
+                    match self.test(wray, slot, hits, C::EDGES) {
+                        Some(h) => h,
+                        None => continue,
+                    }
+                };
+                if h.t <= *t_max {
+                    col.offer(self.raw_hit(slot, h, hits))?;
+                    *t_max = col.t_max();
                 }
             }
         }
@@ -356,7 +377,7 @@ impl MeshAccel {
         };
         let rays_local = rays.map(|ray| self.local(&ray));
         let hits = LeafHits::new(geom, ctx);
-        let mut kernel_rays: [Option<(WatertightRay, ShearRay)>; PACKET] = [None; PACKET];
+        let mut kernel_rays: [Option<(WatertightRay, HitRay)>; PACKET] = [None; PACKET];
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
         let mut done = 0;
         bvh.traverse_packet(
@@ -371,14 +392,14 @@ impl MeshAccel {
                 while rs != 0 {
                     let i = rs.trailing_zeros() as usize;
                     rs &= rs - 1;
-                    let (wray, shear) = kernel_rays[i].get_or_insert_with(|| {
+                    let (wray, hray) = kernel_rays[i].get_or_insert_with(|| {
                         let wray = WatertightRay::new(&rays_local[i]);
-                        (wray, wray.shear_ray())
+                        (wray, wray.hit_ray(hits.kernel_culling))
                     });
                     let leaf = self.leaf(
                         range.clone(),
                         wray,
-                        shear,
+                        hray,
                         &mut t_max[i],
                         &mut cols[i],
                         &hits,
@@ -443,7 +464,7 @@ impl MeshAccel {
 struct MeshRay<C> {
     col: C,
     ray_local: Ray,
-    kernel: Option<(WatertightRay, ShearRay)>,
+    kernel: Option<(WatertightRay, HitRay)>,
 }
 
 /// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
