@@ -202,8 +202,7 @@ fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
 /// The ray of the six floats of `c` (origin, direction; see [`crate::arrays::FloatRows`]) over
 /// `[t_min, t_max]`.
 fn ray_of(c: &[AtomicU32], t_min: f32, t_max: f32) -> Ray {
-    let v = |i| value(c, i);
-    Ray::new(Vec3::new(v(0), v(1), v(2)), Vec3::new(v(3), v(4), v(5))).with_range(t_min, t_max)
+    ray_at(&[0, 1, 2, 3, 4, 5].map(|i| value(c, i)), t_min, t_max)
 }
 
 /// The ray of six floats (origin, direction) over `[t_min, t_max]`.

@@ -1746,6 +1746,35 @@ mod tests {
         tris
     }
 
+    /// `N` random triangles at one random scale (1e-6 to 1e6), a share `collapsed` of them with
+    /// two equal vertices, and the origin and the target (one of their vertices) of a ray aimed at
+    /// them: the cases of the triangle tests against the scalar kernel.
+    fn aimed_case<const N: usize>(
+        rng: &mut Pcg64,
+        collapsed: f64,
+    ) -> ([[glam::Vec3; 3]; N], glam::Vec3, glam::Vec3) {
+        let scale = 10f32.powf(rng.gen_range(-6.0..6.0));
+        let mut p = || {
+            glam::Vec3::new(
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+            ) * scale
+        };
+        let mut list = [[glam::Vec3::ZERO; 3]; N];
+        for t in list.iter_mut() {
+            *t = [p(), p(), p()];
+        }
+        let origin = p() * 3.0;
+        for t in list.iter_mut() {
+            if rng.gen_bool(collapsed) {
+                t[2] = t[0];
+            }
+        }
+        let target = list[rng.gen_range(0..N)][rng.gen_range(0..3)];
+        (list, origin, target)
+    }
+
     /// `hit`, `undecided`, and the bits of `t`, `u`, `v` on hit lanes (the only meaningful ones).
     fn hits_key(h: &TriHits) -> (u32, u32, Vec<[u32; 3]>) {
         let lanes = (0..8)
@@ -1804,29 +1833,14 @@ mod tests {
         // undecided; here they are left out of the comparison when decided.
         use crate::geom::triangle::{is_degenerate, Culling, EdgeRule, WatertightRay};
         use crate::Ray;
-        use glam::Vec3;
         let mut rng = Pcg64::seed_from_u64(17);
         let (mut hits, mut decided_misses) = (0usize, 0usize);
         for _ in 0..50_000 {
-            let scale = 10f32.powf(rng.gen_range(-6.0..6.0));
-            let p = |rng: &mut Pcg64| {
-                Vec3::new(
-                    rng.gen_range(-1.0..1.0),
-                    rng.gen_range(-1.0..1.0),
-                    rng.gen_range(-1.0..1.0),
-                ) * scale
-            };
+            let (list, origin, target) = aimed_case::<{ 2 * LANES }>(&mut rng, 0.1);
             let mut blocks = [Tri4::ZERO; 2];
-            let mut list = [[Vec3::ZERO; 3]; 2 * LANES];
-            for (k, t) in list.iter_mut().enumerate() {
-                *t = [p(&mut rng), p(&mut rng), p(&mut rng)];
-                if rng.gen_bool(0.1) {
-                    t[2] = t[0];
-                }
+            for (k, t) in list.iter().enumerate() {
                 blocks[k / LANES].set(k % LANES, *t);
             }
-            let origin = p(&mut rng) * 3.0;
-            let target = list[rng.gen_range(0..2 * LANES)][rng.gen_range(0..3)];
             let ray = Ray::new(origin, target - origin).with_range(
                 if rng.gen_bool(0.5) { 0.0 } else { 0.5 },
                 if rng.gen_bool(0.5) {
@@ -1870,30 +1884,15 @@ mod tests {
         // The prefilter may keep misses but never drops a hit of the scalar watertight kernel.
         use crate::geom::triangle::{Culling, EdgeRule, WatertightRay};
         use crate::Ray;
-        use glam::Vec3;
         let mut rng = Pcg64::seed_from_u64(15);
         let mut kept_misses = 0usize;
         let mut hits = 0usize;
         for _ in 0..50_000 {
-            let scale = 10f32.powf(rng.gen_range(-6.0..6.0));
-            let p = |rng: &mut Pcg64| {
-                Vec3::new(
-                    rng.gen_range(-1.0..1.0),
-                    rng.gen_range(-1.0..1.0),
-                    rng.gen_range(-1.0..1.0),
-                ) * scale
-            };
+            let (list, origin, target) = aimed_case::<LANES>(&mut rng, 0.2);
             let mut tris = Tri4::ZERO;
-            let mut list = [[Vec3::ZERO; 3]; LANES];
-            for (lane, t) in list.iter_mut().enumerate() {
-                *t = [p(&mut rng), p(&mut rng), p(&mut rng)];
-                if rng.gen_bool(0.2) {
-                    t[2] = t[0];
-                }
+            for (lane, t) in list.iter().enumerate() {
                 tris.set(lane, *t);
             }
-            let origin = p(&mut rng) * 3.0;
-            let target = list[rng.gen_range(0..LANES)][rng.gen_range(0..3)];
             let ray = Ray::new(origin, target - origin);
             let wray = WatertightRay::new(&ray);
             let mask = tri4_candidates(&tris, &wray.shear_ray());
