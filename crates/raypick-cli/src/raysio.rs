@@ -61,7 +61,7 @@ fn rows_to_rays(rows: impl Iterator<Item = [f32; 6]>) -> Vec<Ray> {
 
 fn read_raw(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
     const ROW: usize = 24;
-    if bytes.len() % ROW != 0 {
+    if !bytes.len().is_multiple_of(ROW) {
         return Err(format_err(
             path,
             format!(

@@ -86,7 +86,7 @@ pub fn read_rows<'py>(
     let a = as_ndarray(obj, name)?;
     if let Ok(t) = a.cast::<PyArrayDyn<f32>>() {
         let shape = t.shape().to_vec();
-        let aligned = t.data() as usize % std::mem::align_of::<f32>() == 0;
+        let aligned = (t.data() as usize).is_multiple_of(std::mem::align_of::<f32>());
         if t.is_c_contiguous() && aligned && shape.last() == Some(&last) {
             if let Ok(lent) = t.try_readonly() {
                 return Ok(FloatRows {

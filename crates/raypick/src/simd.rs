@@ -774,6 +774,26 @@ pub fn prefetch<T>(values: &[T]) {
     }
 }
 
+/// Asks the CPU to start loading the `LINES` cache lines from the one holding `start` on; a hint
+/// with no effect on results, for any address (nothing is read). A fixed count, so no loop branch
+/// depends on the data.
+#[inline(always)]
+pub fn prefetch_lines<const LINES: usize>(start: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    for line in 0..LINES {
+        // SAFETY: as in `prefetch`: SSE is always available on x86-64, PREFETCHT0 never faults
+        // and reads nothing architecturally, and `wrapping_add` keeps the address defined.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(64 * line).cast::<i8>());
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        let _ = start;
+    }
+}
+
 /// Most bytes [`prefetch`] asks for: two triangle blocks, or a wide node.
 pub const PREFETCH_MAX: usize = 320;
 

@@ -94,7 +94,7 @@ fn random_ray(rng: &mut Pcg64, scale: f32) -> Ray {
 }
 
 fn skip_every_third(h: &Hit) -> bool {
-    h.prim % 3 != 0
+    !h.prim.is_multiple_of(3)
 }
 
 /// The option sets every comparison runs with.

@@ -246,7 +246,7 @@ impl QuantizedBvh {
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
     {
-        self.traverse_prefetching(ray, t_max, leaf, |_| {})
+        self.traverse_prefetching(ray, t_max, leaf, |_| std::ptr::null())
     }
 
     /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
@@ -365,25 +365,20 @@ impl Traverse for QuantizedBvh {
         ray: &WideRay,
         t_max: f32,
         leaf: F,
-        deferred_leaf: P,
+        leaf_data: P,
     ) -> ControlFlow<()>
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
+        P: Fn(usize) -> *const u8,
     {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         if crate::simd::has_x86_64_v3() {
             // SAFETY: the CPU has every feature `traverse_v3` is compiled for, checked just above.
-            return unsafe { self.traverse_v3(ray, t_max, leaf, deferred_leaf) };
+            return unsafe { self.traverse_v3(ray, t_max, leaf, leaf_data) };
         }
-        traverse_nodes(
-            &self.nodes,
-            ray,
-            t_max,
-            leaf,
-            deferred_leaf,
-            |node, r, t| qbox8(&node.boxes, r, t),
-        )
+        traverse_nodes(&self.nodes, ray, t_max, leaf, leaf_data, |node, r, t| {
+            qbox8(&node.boxes, r, t)
+        })
     }
 
     /// The whole loop over the rays compiled for x86-64-v3 when the CPU is one (see
@@ -412,23 +407,16 @@ impl QuantizedBvh {
         ray: &WideRay,
         t_max: f32,
         leaf: F,
-        deferred_leaf: P,
+        leaf_data: P,
     ) -> ControlFlow<()>
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(Range<usize>),
+        P: Fn(usize) -> *const u8,
     {
-        traverse_nodes(
-            &self.nodes,
-            ray,
-            t_max,
-            leaf,
-            deferred_leaf,
-            |node, r, t| {
-                // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
-                unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
-            },
-        )
+        traverse_nodes(&self.nodes, ray, t_max, leaf, leaf_data, |node, r, t| {
+            // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
+            unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
+        })
     }
 }
 
@@ -588,7 +576,7 @@ mod tests {
                 &ray,
                 f32::INFINITY,
                 |r, t| shrink(&mut twin, r, t),
-                |_| {},
+                |_| std::ptr::null(),
                 |node, r, t| crate::simd::qbox8_scalar(&node.boxes, r, t),
             );
             let mut sse = Vec::new();
@@ -597,7 +585,7 @@ mod tests {
                 &ray,
                 f32::INFINITY,
                 |r, t| shrink(&mut sse, r, t),
-                |_| {},
+                |_| std::ptr::null(),
                 |node, r, t| qbox8(&node.boxes, r, t),
             );
             let mut entry = Vec::new();
@@ -605,7 +593,7 @@ mod tests {
                 &ray,
                 f32::INFINITY,
                 |r, t| shrink(&mut entry, r, t),
-                |_| {},
+                |_| std::ptr::null(),
             );
             assert_eq!(sse, twin, "ray {k}");
             assert_eq!(entry, twin, "ray {k}");

@@ -39,10 +39,10 @@ pub(crate) fn random_ray(rng: &mut Pcg64, k: usize, reach: f32) -> Ray {
         rng.gen_range(-1.0..1.0),
         rng.gen_range(-1.0..1.0),
     );
-    if k % 4 == 0 {
+    if k.is_multiple_of(4) {
         dir[k / 4 % 3] = 0.0;
     }
-    if k % 8 == 0 {
+    if k.is_multiple_of(8) {
         dir[(k / 8 + 1) % 3] = 0.0;
     }
     Ray::new(origin, dir)
@@ -59,7 +59,7 @@ pub(crate) fn record_leaf(
     t_max: &mut f32,
 ) -> ControlFlow<()> {
     leaves.push((range.start, range.end));
-    if leaves.len() % 2 == 0 {
+    if leaves.len().is_multiple_of(2) {
         *t_max = t_max.min(25.0 - leaves.len() as f32);
     }
     if stop(k) && leaves.len() == 3 {
@@ -96,7 +96,9 @@ impl RayRun for LeafRecorder<'_> {
         record_leaf(state.0, self.stop, &mut state.1, range, t_max)
     }
 
-    fn deferred_leaf(&self, _: Range<usize>) {}
+    fn leaf_data(&self, _: usize) -> *const u8 {
+        std::ptr::null()
+    }
 
     fn finish(&mut self, k: usize, (_, leaves): Self::State) {
         self.leaves[k] = leaves;

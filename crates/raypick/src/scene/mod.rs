@@ -144,15 +144,15 @@ impl Traverse for MeshBvh {
         ray: &WideRay,
         t_max: f32,
         leaf: F,
-        deferred_leaf: P,
+        leaf_data: P,
     ) -> ControlFlow<()>
     where
         F: FnMut(std::ops::Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(std::ops::Range<usize>),
+        P: Fn(usize) -> *const u8,
     {
         match self {
-            Self::Wide(b) => b.traverse_prefetching(ray, t_max, leaf, deferred_leaf),
-            Self::Quantized(b) => b.traverse_prefetching(ray, t_max, leaf, deferred_leaf),
+            Self::Wide(b) => b.traverse_prefetching(ray, t_max, leaf, leaf_data),
+            Self::Quantized(b) => b.traverse_prefetching(ray, t_max, leaf, leaf_data),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{prefetch, tri_candidates, tri_hits, HitRay, PacketBoxRay, TriHits, LANES};
+use crate::simd::{tri_candidates, tri_hits, HitRay, PacketBoxRay, TriHits, LANES};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -213,7 +213,7 @@ impl MeshAccel {
                     // (see `Traverse for WideBvh<8>`).
                     #[inline(always)]
                     |range, t_max| self.leaf_of(&mut state, range, t_max, &hits),
-                    |range| self.prefetch_leaf(range),
+                    |first| self.leaf_data(first),
                 )
             }
         }
@@ -411,15 +411,16 @@ impl MeshAccel {
                 done |= finished;
                 finished
             },
-            |range| self.prefetch_leaf(range),
+            |first| self.leaf_data(first),
         );
         done
     }
 
-    /// Asks for the triangle blocks of the leaf at positions `range` early.
+    /// Where the triangle blocks of the leaf starting at position `first` lie (for prefetching;
+    /// any `first`, the address is only computed).
     #[inline(always)]
-    fn prefetch_leaf(&self, range: Range<usize>) {
-        prefetch(&self.blocks[range.start / LANES..range.end.div_ceil(LANES)]);
+    fn leaf_data(&self, first: usize) -> *const u8 {
+        self.blocks.as_ptr().wrapping_add(first / LANES).cast()
     }
 
     /// The raw hit of the kernel's hit `h` on the triangle at `slot`.
@@ -502,8 +503,8 @@ where
     }
 
     #[inline(always)]
-    fn deferred_leaf(&self, range: Range<usize>) {
-        self.mesh.prefetch_leaf(range);
+    fn leaf_data(&self, first: usize) -> *const u8 {
+        self.mesh.leaf_data(first)
     }
 
     #[inline(always)]
