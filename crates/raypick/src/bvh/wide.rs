@@ -337,7 +337,8 @@ impl Cursor {
                 None
             } else {
                 // Push the hit lanes farthest first, so the nearest is popped next.
-                let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
+                let keys = far_first(mask | 1 << first_lane, &hits.t_near);
+                let n = mask.count_ones() as usize + 1;
                 for &key in &keys[..n] {
                     let lane = key_lane::<W>(key);
                     defer(stack, node, lane, hits.t_near[lane]);
@@ -578,7 +579,8 @@ pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
             let next_lane = if mask == 0 {
                 first_lane
             } else {
-                let (keys, n) = far_first(mask | 1 << first_lane, &hits.t_near);
+                let keys = far_first(mask | 1 << first_lane, &hits.t_near);
+                let n = mask.count_ones() as usize + 1;
                 for &key in &keys[..n - 1] {
                     defer(&mut stack, key_lane::<W>(key));
                 }
@@ -644,55 +646,92 @@ fn prefetch_child<N, P: Fn(usize) -> *const u8>(
 /// a leaf's triangle blocks.
 const DEFERRED_LINES: usize = 4;
 
-/// The lanes of `mask` ordered by entry distance, farthest first, as sort keys (the first `n` of
-/// the array; [`key_lane`] reads the lane back), equal distances with the higher lane first. One
-/// integer per lane (the entry distance as ordered bits, the lane in the low bits), insertion of at
-/// most W: cheaper than moving stack entries. Shared by the single-ray and the packet loop.
+/// The sort key of hit lane `lane`: its entry distance as ordered bits above the lane (reversed:
+/// of equal distances the lower lane sorts first, is pushed first, so the higher one is popped
+/// first). Entry distances are `>= 0`, so a key is never 0,
+/// which [`far_first4`] and [`far_first`] use for missing lanes. [`key_lane`] reads the lane back.
 #[inline(always)]
-fn far_first<const W: usize>(mut mask: u32, t_near: &[f32; W]) -> ([u64; W], usize) {
-    let mut keys = [0u64; W];
-    let mut n = 0;
-    while mask != 0 {
-        let lane = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        let key = u64::from(ordered_bits(t_near[lane])) << 32 | (W - 1 - lane) as u64;
-        let mut j = n;
-        while j > 0 && keys[j - 1] < key {
-            keys[j] = keys[j - 1];
-            j -= 1;
-        }
-        keys[j] = key;
-        n += 1;
-    }
-    (keys, n)
+fn lane_key<const W: usize>(t_near: &[f32; W], lane: usize) -> u64 {
+    u64::from(ordered_bits(t_near[lane])) << 32 | (W - 1 - lane) as u64
+}
+
+/// Sorts `keys` in decreasing order with the sorting network `[(i, j), ...]`: each compare-exchange
+/// a max into `i` and a min into `j`, which compile to conditional moves, so nothing branches on
+/// the keys. A macro so that the exchanges are written out (a loop over a table of pairs was not
+/// unrolled: 65 more instructions per ray).
+macro_rules! sort_decreasing {
+    ($keys:expr, [$(($i:literal, $j:literal)),* $(,)?]) => {{
+        let mut k = $keys;
+        $(
+            let (a, b) = (k[$i], k[$j]);
+            k[$i] = a.max(b);
+            k[$j] = a.min(b);
+        )*
+        k
+    }};
+}
+
+/// Four keys in decreasing order: the optimal network, five compare-exchanges (Knuth, TAOCP vol. 3,
+/// 5.3.4).
+#[inline(always)]
+fn sort4(keys: [u64; 4]) -> [u64; 4] {
+    sort_decreasing!(keys, [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)])
+}
+
+/// Eight keys in decreasing order: the optimal network, 19 compare-exchanges in six rounds (Knuth,
+/// TAOCP vol. 3, 5.3.4).
+#[inline(always)]
+fn sort8(keys: [u64; 8]) -> [u64; 8] {
+    sort_decreasing!(
+        keys,
+        [
+            (0, 2),
+            (1, 3),
+            (4, 6),
+            (5, 7),
+            (0, 4),
+            (1, 5),
+            (2, 6),
+            (3, 7),
+            (0, 1),
+            (2, 3),
+            (4, 5),
+            (6, 7),
+            (2, 4),
+            (3, 5),
+            (1, 4),
+            (3, 6),
+            (1, 2),
+            (3, 4),
+            (5, 6),
+        ]
+    )
+}
+
+/// The keys of the lanes of `mask` (at most eight lanes) farthest first: the first
+/// `mask.count_ones()` entries, the rest 0. Shared by the single-ray loop (five or more hit
+/// children) and the packet loop (two or more); the insertion sort it replaces mispredicted about
+/// ten times per node with five or more.
+#[inline(always)]
+fn far_first<const W: usize>(mask: u32, t_near: &[f32; W]) -> [u64; 8] {
+    // Lanes outside `mask` (and beyond `W`) masked to 0 without a branch.
+    sort8(std::array::from_fn(|lane| {
+        lane_key(t_near, lane % W) & 0u64.wrapping_sub(u64::from(mask >> lane & 1))
+    }))
 }
 
 /// [`far_first`] for three or four lanes in `mask`: the keys farthest first, a missing fourth key
-/// 0 (after every real key: entry distances are `>= 0`, whose ordered bits are not 0). A sorting
-/// network (Knuth, TAOCP vol. 3, 5.3.4: five compare-exchanges for four keys), each a min and a
-/// max that compile to conditional moves.
+/// 0 (sorted last). Gathers the set lanes into four keys first, so the network is the small one.
 #[inline(always)]
 fn far_first4<const W: usize>(mask: u32, t_near: &[f32; W]) -> [u64; 4] {
-    let key = |lane: usize| u64::from(ordered_bits(t_near[lane])) << 32 | (W - 1 - lane) as u64;
     let mut rest = mask;
     let mut next = || {
         let lane = rest.trailing_zeros() as usize % W;
-        let k = if rest == 0 { 0 } else { key(lane) };
+        let key = if rest == 0 { 0 } else { lane_key(t_near, lane) };
         rest &= rest.wrapping_sub(1);
-        k
+        key
     };
-    let mut k = [next(), next(), next(), next()];
-    let mut exchange = |i: usize, j: usize| {
-        let (a, b) = (k[i], k[j]);
-        k[i] = a.max(b);
-        k[j] = a.min(b);
-    };
-    exchange(0, 1);
-    exchange(2, 3);
-    exchange(0, 2);
-    exchange(1, 3);
-    exchange(1, 2);
-    k
+    sort4([next(), next(), next(), next()])
 }
 
 /// The lane of a [`far_first`] key.
@@ -1294,22 +1333,50 @@ mod tests {
     use crate::bvh::test_support::{random_ray, record_leaf, LeafRecorder};
     use crate::bvh::BuildConfig;
 
-    /// The sorting network gives the insertion sort's order (ties included: distances drawn from
-    /// a few values) for every mask of three or four of eight lanes, and 0 for a missing key.
+    /// Both networks sort: every 0/1 input (the 0-1 principle, Knuth 5.3.4, makes this a proof).
     #[test]
-    fn four_key_network_orders_as_the_insertion_sort() {
+    fn sorting_networks_sort_every_zero_one_input() {
+        for bits in 0u32..256 {
+            let keys: [u64; 8] = std::array::from_fn(|i| u64::from(bits >> i & 1));
+            let sorted = sort8(keys);
+            assert!(
+                sorted.windows(2).all(|w| w[0] >= w[1]),
+                "{keys:?} -> {sorted:?}"
+            );
+            let keys4 = [keys[0], keys[1], keys[2], keys[3]];
+            let sorted4 = sort4(keys4);
+            assert!(
+                sorted4.windows(2).all(|w| w[0] >= w[1]),
+                "{keys4:?} -> {sorted4:?}"
+            );
+        }
+    }
+
+    /// The hit lanes farthest first, equal distances (drawn from a few values) with the lower lane
+    /// first, then zeros: for every mask of 8 lanes (`far_first`) and of 3 or 4 (`far_first4`),
+    /// against a plain sort of the lanes.
+    #[test]
+    fn hit_lanes_come_farthest_first() {
         let mut rng = Pcg64::seed_from_u64(4);
-        for mask in (0u32..256).filter(|m| (3..=4).contains(&m.count_ones())) {
-            for _ in 0..200 {
+        for mask in 1u32..256 {
+            for _ in 0..100 {
                 let t_near: [f32; 8] = std::array::from_fn(|_| match rng.gen_range(0..3) {
                     0 => 0.0,
                     1 => rng.gen_range(0..4) as f32,
                     _ => rng.gen_range(0.0..1e6),
                 });
-                let (keys, n) = far_first(mask, &t_near);
-                let network = far_first4(mask, &t_near);
-                assert_eq!(network[..n], keys[..n], "mask {mask:#b}, t {t_near:?}");
-                assert!(network[n..].iter().all(|&k| k == 0));
+                let mut lanes: Vec<usize> = (0..8).filter(|l| mask >> l & 1 != 0).collect();
+                lanes.sort_by(|&a, &b| t_near[b].total_cmp(&t_near[a]).then(a.cmp(&b)));
+                let n = lanes.len();
+                let keys = far_first(mask, &t_near);
+                let order: Vec<usize> = keys[..n].iter().map(|&k| key_lane::<8>(k)).collect();
+                assert_eq!(order, lanes, "mask {mask:#b}, t {t_near:?}");
+                assert!(keys[n..].iter().all(|&k| k == 0));
+                if (3..=4).contains(&n) {
+                    let keys4 = far_first4(mask, &t_near);
+                    assert_eq!(keys4[..n], keys[..n]);
+                    assert!(keys4[n..].iter().all(|&k| k == 0));
+                }
             }
         }
     }
