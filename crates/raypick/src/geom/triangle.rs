@@ -88,20 +88,24 @@ pub enum EdgeRule {
 /// the largest direction component `z`, and the shear that maps the direction to `+z`. Compute it once
 /// per ray and test many triangles with [`WatertightRay::intersect`].
 ///
-/// The permutation and shear are stored as the three rows of the matrix that applies both: the
-/// sheared `x' = a[kx] - sx·a[kz]` is the dot product of `a` with the row that holds `1` at `kx`,
-/// `-sx` at `kz` and `0` elsewhere. The zeros add exactly nothing in any order, so the dot product
-/// rounds exactly as the paper's expression does (bit for bit, which is what makes shared edges
-/// agree), without indexing vectors by a run-time axis in the per-triangle code.
+/// With `a = v - origin`, the sheared coordinates are the paper's `a[kx] - Sx·a[kz]`,
+/// `a[ky] - Sy·a[kz]` and `Sz·a[kz]`, stored as `a[kx] + sx·a[kz]` with `sx = -Sx` (negating the
+/// factor negates the rounded product exactly): one rounded product and one rounded sum, never
+/// fused, in every implementation ([`crate::simd::tri_hits`] and its prefilter compute the same
+/// values bit for bit, which is what makes shared edges agree). Two terms instead of the three of a
+/// dot product with a row of the permutation matrix (which the fourth to eleventh sessions used):
+/// the SIMD test loads the rows of axes `kx`, `ky`, `kz` directly, a third of the arithmetic.
 #[derive(Clone, Copy, Debug)]
 pub struct WatertightRay {
     origin: Vec3,
-    /// `e[kx] - sx·e[kz]`.
-    row_x: Vec3,
-    /// `e[ky] - sy·e[kz]`.
-    row_y: Vec3,
-    /// `sz·e[kz]`.
-    row_z: Vec3,
+    /// `[kx, ky, kz]`.
+    axes: [usize; 3],
+    /// `-d[kx] / d[kz]`, as `-(d[kx]·sz)`.
+    sx: f32,
+    /// `-d[ky] / d[kz]`, as `-(d[ky]·sz)`.
+    sy: f32,
+    /// `1 / d[kz]`.
+    sz: f32,
     t_min: f32,
     t_max: f32,
     valid: bool,
@@ -131,31 +135,27 @@ impl WatertightRay {
         let kx = NEXT[kz][flip].min(2);
         let ky = NEXT[kz][1 - flip].min(2);
         let sz = 1.0 / d[kz];
-        let mut rows = [[0.0f32; 3]; 3];
-        rows[0][kx] = 1.0;
-        rows[0][kz] = -(d[kx] * sz);
-        rows[1][ky] = 1.0;
-        rows[1][kz] = -(d[ky] * sz);
-        rows[2][kz] = sz;
         Self {
             origin: ray.origin,
-            row_x: Vec3::from_array(rows[0]),
-            row_y: Vec3::from_array(rows[1]),
-            row_z: Vec3::from_array(rows[2]),
+            axes: [kx, ky, kz],
+            sx: -(d[kx] * sz),
+            sy: -(d[ky] * sz),
+            sz,
             t_min: ray.t_min,
             t_max: ray.t_max,
             valid,
         }
     }
 
-    /// The origin and the first two shear rows, for the 4-wide prefilter
+    /// The origin, the permutation and the shear of x and y, for the 4-wide prefilter
     /// [`crate::simd::tri4_candidates`] (which computes the same sheared coordinates).
     #[inline(always)]
     pub fn shear_ray(&self) -> crate::simd::ShearRay {
         crate::simd::ShearRay {
             origin: self.origin.to_array(),
-            row_x: self.row_x.to_array(),
-            row_y: self.row_y.to_array(),
+            axes: self.axes,
+            sx: self.sx,
+            sy: self.sy,
         }
     }
 
@@ -165,7 +165,7 @@ impl WatertightRay {
     pub fn hit_ray(&self, culling: Culling) -> crate::simd::HitRay {
         crate::simd::HitRay {
             shear: self.shear_ray(),
-            row_z: self.row_z.to_array(),
+            sz: self.sz,
             t_min: self.t_min,
             cull_back: culling == Culling::Back,
         }
@@ -204,17 +204,20 @@ impl WatertightRay {
         if !self.valid {
             return None;
         }
-        // Vertices relative to the ray origin.
-        let a = v0 - self.origin;
-        let b = v1 - self.origin;
-        let c = v2 - self.origin;
-        // Shear and scale so the ray is the +z axis through the 2-D origin.
-        let ax = self.row_x.dot(a);
-        let ay = self.row_y.dot(a);
-        let bx = self.row_x.dot(b);
-        let by = self.row_y.dot(b);
-        let cx = self.row_x.dot(c);
-        let cy = self.row_y.dot(c);
+        // Vertices relative to the ray origin, in the order [kx, ky, kz] (`min(2)`: the axes are in
+        // range, and the compiler need not check).
+        let permuted = |v: Vec3| {
+            let p = (v - self.origin).to_array();
+            self.axes.map(|k| p[k.min(2)])
+        };
+        let (a, b, c) = (permuted(v0), permuted(v1), permuted(v2));
+        // Shear so the ray is the +z axis through the 2-D origin.
+        let ax = a[0] + self.sx * a[2];
+        let ay = a[1] + self.sy * a[2];
+        let bx = b[0] + self.sx * b[2];
+        let by = b[1] + self.sy * b[2];
+        let cx = c[0] + self.sx * c[2];
+        let cy = c[1] + self.sy * c[2];
         // Scaled barycentrics: edge functions of the edges opposite v0, v1, v2.
         let mut u = cx * by - cy * bx; // edge v1 → v2, weight of v0
         let mut v = ax * cy - ay * cx; // edge v2 → v0, weight of v1
@@ -258,9 +261,9 @@ impl WatertightRay {
                 return None;
             }
         }
-        let az = self.row_z.dot(a);
-        let bz = self.row_z.dot(b);
-        let cz = self.row_z.dot(c);
+        let az = self.sz * a[2];
+        let bz = self.sz * b[2];
+        let cz = self.sz * c[2];
         let t_scaled = u * az + v * bz + w * cz;
         let (t, u, v) = scale_by_det(t_scaled, v, w, det);
         // `t` overflows to ±∞ when det is tiny (a ray almost parallel to the plane); a hit "at
