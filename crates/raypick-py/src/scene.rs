@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use rayon::prelude::*;
 use raypick::{Geometry, Hit, QueryOptions, Ray, SceneBuilder, Spheres, TriMesh};
 
-use crate::arrays::{put, read_floats, read_rows, read_triangles, to_numpy, value, zeros, Floats};
+use crate::arrays::{pooled, put, read_floats, read_rows, read_triangles, to_numpy, value, Floats};
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads;
@@ -333,9 +333,13 @@ impl CastOut<'_> {
                                 inst[i] = h.instance.unwrap_or(INVALID_ID);
                             }
                             None => {
+                                // Every element: the arrays' memory may hold an earlier cast's
+                                // answers (`arrays::pooled`).
                                 t[i] = f32::INFINITY;
                                 geom[i] = INVALID_ID;
                                 prim[i] = INVALID_ID;
+                                uv[2 * i..2 * i + 2].fill(0.0);
+                                normal[3 * i..3 * i + 3].fill(0.0);
                                 inst[i] = INVALID_ID;
                             }
                         }
@@ -853,6 +857,10 @@ impl PyScene {
     ///     ``primitive_normals`` (``(..., 3)`` float32 unit geometric normals in world space, the
     ///     direction of ``(v1 - v0) x (v2 - v0)``; 0 on a miss).
     ///
+    /// The arrays reuse the memory of earlier answer arrays of the same size once numpy has freed
+    /// them (up to 256 MB is kept for that): casting the same number of rays again and again, as a
+    /// viewer does every frame, then costs no fresh memory.
+    ///
     /// Example::
     ///
     ///     >>> ans = scene.cast_rays(rays)            # rays: (H, W, 6)
@@ -869,12 +877,12 @@ impl PyScene {
         let f = read_rows(rays, "rays", 6)?;
         let values = f.values();
         let lead = &f.lead;
-        let t_hit = zeros::<f32>(py, lead, &[]);
-        let geometry_ids = zeros::<u32>(py, lead, &[]);
-        let primitive_ids = zeros::<u32>(py, lead, &[]);
-        let primitive_uvs = zeros::<f32>(py, lead, &[2]);
-        let primitive_normals = zeros::<f32>(py, lead, &[3]);
-        let instance_ids = zeros::<u32>(py, lead, &[]);
+        let t_hit = pooled::<f32>(py, lead, &[])?;
+        let geometry_ids = pooled::<u32>(py, lead, &[])?;
+        let primitive_ids = pooled::<u32>(py, lead, &[])?;
+        let primitive_uvs = pooled::<f32>(py, lead, &[2])?;
+        let primitive_normals = pooled::<f32>(py, lead, &[3])?;
+        let instance_ids = pooled::<u32>(py, lead, &[])?;
         {
             let mut t = t_hit.readwrite();
             let mut g = geometry_ids.readwrite();

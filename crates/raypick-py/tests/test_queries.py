@@ -275,6 +275,36 @@ def test_scene_rebuilds_after_a_change():
     assert scene.cast_rays(ray)["t_hit"] == 3
 
 
+def test_answer_arrays_reused_from_freed_ones_hold_only_new_answers():
+    """cast_rays takes its arrays' memory from arrays of the same size that numpy freed: a miss must
+    still read t = inf, ids INVALID and zero uvs and normals, and arrays still alive must not
+    change when a later cast runs."""
+    scene = raypick.Scene()
+    scene.add_triangles([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], [[0, 1, 2], [0, 2, 3]])
+    n = 4096
+    hits = np.tile(np.array([0.5, -0.5, 3, 0, 0, -1], np.float32), (n, 1))
+    misses = hits.copy()
+    misses[:, 0] += 10
+    kept = scene.cast_rays(hits)
+    for _ in range(3):
+        del_me = scene.cast_rays(hits)  # freed at once: its memory goes back for reuse
+        assert np.all(del_me["t_hit"] == 3)
+        del del_me
+        ans = scene.cast_rays(misses)
+        assert np.all(np.isinf(ans["t_hit"]))
+        assert np.all(ans["geometry_ids"] == INVALID) and np.all(ans["primitive_ids"] == INVALID)
+        assert np.all(ans["instance_ids"] == INVALID)
+        assert not ans["primitive_uvs"].any() and not ans["primitive_normals"].any()
+        del ans
+    np.testing.assert_array_equal(kept["t_hit"], np.full(n, 3, np.float32))
+    np.testing.assert_allclose(kept["primitive_normals"], np.tile([0, 0, 1], (n, 1)))
+    np.testing.assert_allclose(kept["primitive_uvs"], np.tile([0.5, 0.25], (n, 1)))
+    # The arrays own their memory for as long as numpy needs it (views outlive the dict).
+    view = scene.cast_rays(hits)["t_hit"][::2]
+    scene.cast_rays(misses)
+    assert np.all(view == 3) and view.base is not None
+
+
 def test_empty_scene_misses_everything():
     scene = raypick.Scene()
     ans = scene.cast_rays(np.zeros((3, 6), np.float32) + [0, 0, 0, 0, 0, 1])
