@@ -747,8 +747,9 @@ pub fn packet_box_scalar<const W: usize>(
 
 /// Asks the CPU to start loading every cache line of `values` (at most [`PREFETCH_MAX`] bytes from
 /// the start) into all cache levels; a hint with no effect on results. Used by the BVH traversal
-/// for children it defers (a whole 8-wide node is four lines; a leaf one or two 160-byte triangle
-/// blocks), whose data then arrive while it works on the nearest child.
+/// for the node it tests next (a whole 8-wide node is four lines, whose last one, the child
+/// references, is read only after the box test); the children it defers go through
+/// [`prefetch_lines`], a fixed count from an address chosen without a branch.
 #[inline(always)]
 pub fn prefetch<T>(values: &[T]) {
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -794,7 +795,7 @@ pub fn prefetch_lines<const LINES: usize>(start: *const u8) {
     }
 }
 
-/// Most bytes [`prefetch`] asks for: two triangle blocks, or a wide node.
+/// Most bytes [`prefetch`] asks for: a wide node, or two triangle blocks.
 pub const PREFETCH_MAX: usize = 320;
 
 /// What [`tri4_candidates`] needs of a ray: the watertight kernel's origin, axis permutation and
