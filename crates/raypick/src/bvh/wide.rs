@@ -648,8 +648,8 @@ const DEFERRED_LINES: usize = 4;
 
 /// The sort key of hit lane `lane`: its entry distance as ordered bits above the lane (reversed:
 /// of equal distances the lower lane sorts first, is pushed first, so the higher one is popped
-/// first). Entry distances are `>= 0`, so a key is never 0,
-/// which [`far_first4`] and [`far_first`] use for missing lanes. [`key_lane`] reads the lane back.
+/// first). Entry distances are `>= 0`, so a key is never 0, which [`far_first4`] and
+/// [`far_first`] use for missing lanes. [`key_lane`] reads the lane back.
 #[inline(always)]
 fn lane_key<const W: usize>(t_near: &[f32; W], lane: usize) -> u64 {
     u64::from(ordered_bits(t_near[lane])) << 32 | (W - 1 - lane) as u64
