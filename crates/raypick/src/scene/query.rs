@@ -514,6 +514,21 @@ impl Scene {
 
     /// Completes a raw hit (point and normal in world space) for the world ray `ray`.
     pub(crate) fn finish(&self, ray: &Ray, raw: &RawHit) -> Hit {
+        if raw.instance.is_none() {
+            // The common case, a hit on this scene's own geometry: no transform, no copy of the
+            // ray (this function is about a tenth of an incoherent closest-hit ray's work).
+            let (point, normal, _) = self.surface(raw, ray);
+            return Hit {
+                t: raw.t,
+                point,
+                normal,
+                u: raw.u,
+                v: raw.v,
+                prim: raw.prim,
+                geom: raw.geom,
+                instance: None,
+            };
+        }
         let placed = raw.instance.and_then(|i| {
             match (&self.geometries[i as usize], &self.accels[i as usize]) {
                 (Geometry::Instance(g), Accel::Instance(a)) => Some((g, a)),
@@ -553,19 +568,18 @@ impl Scene {
     }
 
     /// Point, unit normal and "is a triangle" of a raw hit in this scene's space.
+    #[inline(always)]
     fn surface(&self, raw: &RawHit, ray: &Ray) -> (Vec3, Vec3, bool) {
         match (
             &self.geometries[raw.geom as usize],
             &self.accels[raw.geom as usize],
         ) {
             (Geometry::Mesh(_), Accel::Mesh(a)) => {
-                // The local triangle in BVH order: the same f32 data the kernel tested.
+                // The local triangle in BVH order: the same f32 data the kernel tested. Mesh hits
+                // carry the slot they were tested at, in the BVH and the brute-force walks alike.
                 let slot = raw.slot as usize;
-                let stored = a.blocks.get(slot / LANES).map(|b| b.ids[slot % LANES]);
-                if stored != Some(raw.prim) {
-                    return (ray.at(raw.t), Vec3::ZERO, true);
-                }
-                let [l0, l1, l2] = a.tri(raw.slot as usize);
+                debug_assert_eq!(a.blocks[slot / LANES].ids[slot % LANES], raw.prim);
+                let [l0, l1, l2] = a.tri(slot);
                 let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
                 let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
                 (a.offset + local, normal, true)
