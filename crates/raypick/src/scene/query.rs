@@ -514,46 +514,30 @@ impl Scene {
 
     /// Completes a raw hit (point and normal in world space) for the world ray `ray`.
     pub(crate) fn finish(&self, ray: &Ray, raw: &RawHit) -> Hit {
-        if raw.instance.is_none() {
-            // The common case, a hit on this scene's own geometry: no transform, no copy of the
-            // ray (this function is about a tenth of an incoherent closest-hit ray's work).
-            let (point, normal, _) = self.surface(raw, ray);
-            return Hit {
-                t: raw.t,
-                point,
-                normal,
-                u: raw.u,
-                v: raw.v,
-                prim: raw.prim,
-                geom: raw.geom,
-                instance: None,
-            };
-        }
         let placed = raw.instance.and_then(|i| {
             match (&self.geometries[i as usize], &self.accels[i as usize]) {
                 (Geometry::Instance(g), Accel::Instance(a)) => Some((g, a)),
                 _ => None,
             }
         });
-        let (scene, ray_object) = match placed {
-            Some((g, a)) => (
-                &*g.scene,
-                Ray {
+        let (point, normal) = match placed {
+            // The common case, a hit on this scene's own geometry: no transform, and no copy of
+            // the ray (this function is about a tenth of an incoherent closest-hit ray's work).
+            None => {
+                let (point, normal, _) = self.surface(raw, ray);
+                (point, normal)
+            }
+            Some((g, a)) => {
+                let ray_object = Ray {
                     origin: a.object_from_world.transform_point3(ray.origin),
                     dir: a.object_from_world.transform_vector3(ray.dir),
                     ..*ray
-                },
-            ),
-            None => (self, *ray),
-        };
-        let (point, normal, triangle) = scene.surface(raw, &ray_object);
-        let (point, normal) = match placed {
-            Some((g, a)) => {
+                };
+                let (point, normal, triangle) = g.scene.surface(raw, &ray_object);
                 let n = (a.normal_from_object * normal).normalize_or_zero();
                 let n = if triangle && a.mirrored { -n } else { n };
                 (g.world_from_object.transform_point3(point), n)
             }
-            None => (point, normal),
         };
         Hit {
             t: raw.t,
