@@ -1843,6 +1843,15 @@ mod tests {
         (list, origin, target)
     }
 
+    /// `list` in blocks of four, triangle `k` in lane `k % 4` of block `k / 4`.
+    fn packed(list: &[[glam::Vec3; 3]]) -> Vec<Tri4> {
+        let mut blocks = vec![Tri4::ZERO; list.len().div_ceil(LANES)];
+        for (k, t) in list.iter().enumerate() {
+            blocks[k / LANES].set(k % LANES, *t);
+        }
+        blocks
+    }
+
     /// `hit`, `undecided`, and the bits of `t`, `u`, `v` on hit lanes (the only meaningful ones).
     fn hits_key(h: &TriHits) -> (u32, u32, Vec<[u32; 3]>) {
         let lanes = (0..8)
@@ -1901,10 +1910,7 @@ mod tests {
         let (mut hits, mut decided_misses) = (0usize, 0usize);
         for _ in 0..50_000 {
             let (list, origin, target) = aimed_case::<{ 2 * LANES }>(&mut rng, 0.1);
-            let mut blocks = [Tri4::ZERO; 2];
-            for (k, t) in list.iter().enumerate() {
-                blocks[k / LANES].set(k % LANES, *t);
-            }
+            let blocks = packed(&list);
             let ray = Ray::new(origin, target - origin).with_range(
                 if rng.gen_bool(0.5) { 0.0 } else { 0.5 },
                 if rng.gen_bool(0.5) {
@@ -1953,10 +1959,7 @@ mod tests {
         let mut hits = 0usize;
         for _ in 0..50_000 {
             let (list, origin, target) = aimed_case::<LANES>(&mut rng, 0.2);
-            let mut tris = Tri4::ZERO;
-            for (lane, t) in list.iter().enumerate() {
-                tris.set(lane, *t);
-            }
+            let tris = packed(&list)[0];
             let ray = Ray::new(origin, target - origin);
             let wray = WatertightRay::new(&ray);
             let mask = tri4_candidates(&tris, &wray.shear_ray());
