@@ -15,6 +15,7 @@
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
 //! | [`reinsert`] | tree optimization after the build: reinsertion (Meister & Bittner 2018) |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
+//! | [`collapse`] | which binary nodes become the wide tree's nodes and leaves: the SAH-optimal collapse (Ylitie et al. 2017) |
 //! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests |
 //! | [`quantized`] | [`quantized::QuantizedBvh`]: the 8-wide BVH with 8-bit child boxes, 128-byte nodes (what meshes use) |
 //! | [`stats`] | [`BvhStats`]: node and leaf counts, depth, leaf sizes, SAH cost, memory |
@@ -22,8 +23,11 @@
 //! ## References
 //! - Wald, "On fast Construction of SAH-based Bounding Volume Hierarchies", IEEE RT 2007 (binning).
 //! - Ize, "Robust BVH Ray Traversal", JCGT 2(2), 2013 (conservative slab test).
+//! - Ylitie, Karras, Laine, "Efficient Incoherent Ray Traversal on GPUs Through Compressed Wide
+//!   BVHs", HPG 2017 (the wide collapse).
 
 pub mod build;
+pub mod collapse;
 pub mod node;
 pub mod quantized;
 pub mod refit;
