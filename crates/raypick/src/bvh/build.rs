@@ -55,8 +55,8 @@ pub struct BuildConfig {
     /// `parallel`). Smaller nodes are not worth a task.
     pub parallel_threshold: usize,
     /// Meshes store their BVH with 8-bit child boxes ([`crate::bvh::quantized`]): 128-byte nodes
-    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. It saves 7 bytes per triangle (59 → 52
-    /// on the bunny, 64 → 57 on the conference room); the node test dequantizes, so speed depends on
+    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. It saves 4–6 bytes per triangle (53 → 49.5
+    /// on the bunny, 59 → 54 on the conference room); the node test dequantizes, so speed depends on
     /// the workload: in interleaved runs it cast 2–13% more incoherent rays per second on the
     /// conference room (whose tree misses the caches) and 9–15% fewer primary rays (BENCHMARKS.md).
     /// Off in every preset. Answers are the same either way.
@@ -92,7 +92,8 @@ impl BuildConfig {
     /// contiguous blocks ([`crate::simd::tri4_candidates`]): a block test costs 0.8 of a node visit
     /// (a likely cache miss), and the SAH counts blocks (`block_size` 4), as Embree does for its
     /// 4-wide leaves. On the bunny this gives mean leaves of about 6.5 that fill their blocks,
-    /// 59 instead of 70 bytes per triangle and 10-15% more incoherent rays per second than charging
+    /// 59 instead of 70 bytes per triangle (greedy collapse; 53 since the SAH-optimal collapse) and
+    /// 10-15% more incoherent rays per second than charging
     /// 0.3 per triangle (interleaved runs in one process on a shared 2-core machine; the
     /// conference room is unchanged within the noise). Scenes build their sphere and top-level
     /// BVHs with `block_size` 1: those test one primitive at a time.

@@ -7,7 +7,7 @@
 //! Reduced-Precision Bounding Volume Hierarchies", 2005; Ylitie, Karras, Laine, "Efficient Incoherent
 //! Ray Traversal on GPUs Through Compressed Wide BVHs", HPG 2017) shrinks the tree so more of it stays
 //! in cache, at the price of a costlier node test. Measured (BENCHMARKS.md): 2–13% faster for
-//! incoherent rays on the conference room, 9–15% slower for primary rays, 7 bytes per triangle less;
+//! incoherent rays on the conference room, 9–15% slower for primary rays, 4–6 bytes per triangle less;
 //! meshes use it when the scene is built with [`BuildConfig::compact`].
 //!
 //! ## Grid and exactness
