@@ -129,7 +129,8 @@ impl<const W: usize> Plan<W> {
     }
 
     /// The lanes of the wide node made of binary node `node` (the root, or a lane that
-    /// [`Plan::lanes`] gave as a node), in the binary tree's left-to-right order.
+    /// [`Plan::lanes`] gave as a node), in the binary tree's left-to-right order (the wide tree
+    /// orders them by box area).
     pub(crate) fn children(&self, bvh: &Bvh, node: usize) -> Vec<Lane> {
         let mut out = Vec::with_capacity(W);
         if bvh.nodes[node].is_leaf() {
@@ -186,11 +187,13 @@ mod tests {
     use crate::bvh::wide::WideBvh;
     use crate::bvh::BuildConfig;
 
+    /// The costs `WideBvh::from_binary_with` takes from the default preset.
     fn costs(max_leaf_size: usize) -> CollapseCosts {
+        let config = BuildConfig::BALANCED;
         CollapseCosts {
-            node: 1.0,
-            block: 0.8,
-            block_size: 4,
+            node: config.traversal_cost,
+            block: config.intersection_cost,
+            block_size: config.block_size,
             max_leaf_size,
         }
     }
