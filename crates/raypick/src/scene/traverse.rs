@@ -285,14 +285,13 @@ impl MeshAccel {
         hits: &LeafHits,
     ) -> ControlFlow<()> {
         let ray_local = &state.ray_local;
-        let (wray, hray) = state.kernel.get_or_insert_with(|| {
+        let hray = state.kernel.get_or_insert_with(|| {
             // `black_box` keeps the compiler from hoisting the set-up out of the walk's loops,
             // where it ran for every ray, leaf or not: 54 of the 264 instructions of an any-hit
             // ray that misses the mesh's box, 10 % of a conference any-hit ray (callgrind).
-            let wray = WatertightRay::new(std::hint::black_box(ray_local));
-            (wray, wray.hit_ray(hits.kernel_culling))
+            WatertightRay::new(std::hint::black_box(ray_local)).hit_ray(hits.kernel_culling)
         });
-        self.leaf(range, wray, hray, t_max, &mut state.col, hits)
+        self.leaf(range, ray_local, hray, t_max, &mut state.col, hits)
     }
 
     /// The triangles of the leaf at positions `range` of the BVH order for one ray: a leaf is whole
@@ -309,7 +308,7 @@ impl MeshAccel {
     fn leaf<C: Collector>(
         &self,
         range: Range<usize>,
-        wray: &WatertightRay,
+        ray_local: &Ray,
         hray: &HitRay,
         t_max: &mut f32,
         col: &mut C,
@@ -340,7 +339,7 @@ impl MeshAccel {
                         v: decided.v[lane],
                     }
                 } else {
-                    match self.test_undecided(wray, slot, hits, C::EDGES) {
+                    match self.test_undecided(ray_local, slot, hits, C::EDGES) {
                         Some(h) => h,
                         None => continue,
                     }
@@ -378,7 +377,7 @@ impl MeshAccel {
         };
         let rays_local = rays.map(|ray| self.local(&ray));
         let hits = LeafHits::new(geom, ctx);
-        let mut kernel_rays: [Option<(WatertightRay, HitRay)>; PACKET] = [None; PACKET];
+        let mut kernel_rays: [Option<HitRay>; PACKET] = [None; PACKET];
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
         let mut done = 0;
         bvh.traverse_packet(
@@ -393,13 +392,12 @@ impl MeshAccel {
                 while rs != 0 {
                     let i = rs.trailing_zeros() as usize;
                     rs &= rs - 1;
-                    let (wray, hray) = kernel_rays[i].get_or_insert_with(|| {
-                        let wray = WatertightRay::new(&rays_local[i]);
-                        (wray, wray.hit_ray(hits.kernel_culling))
+                    let hray = kernel_rays[i].get_or_insert_with(|| {
+                        WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling)
                     });
                     let leaf = self.leaf(
                         range.clone(),
-                        wray,
+                        &rays_local[i],
                         hray,
                         &mut t_max[i],
                         &mut cols[i],
@@ -442,17 +440,20 @@ impl MeshAccel {
     /// function rounded to 0 (rare), or every candidate of a mirroring instance with back-face
     /// culling (rarer still). Inlined, this rare path made the traversal loop larger for every
     /// ray: out of line, any-hit rays run 2-3 % fewer instructions (callgrind, conference and
-    /// bunny), closest-hit rays the same.
+    /// bunny), closest-hit rays the same. The kernel's ray is prepared here, from the ray in the
+    /// mesh's frame, rather than kept by every walk beside the SIMD test's [`HitRay`] (the same
+    /// numbers: both come from [`WatertightRay::new`]): a walk's set-up at its first leaf fell
+    /// from about 100 to about 60 instructions.
     #[inline(never)]
     #[cold]
     fn test_undecided(
         &self,
-        wray: &WatertightRay,
+        ray_local: &Ray,
         slot: usize,
         hits: &LeafHits,
         edges: EdgeRule,
     ) -> Option<TriHit> {
-        self.test(wray, slot, hits, edges)
+        self.test(&WatertightRay::new(ray_local), slot, hits, edges)
     }
 
     /// The kernel on the triangle at `slot`, with the culling of `hits` (back-face culling inside a
@@ -482,7 +483,7 @@ impl MeshAccel {
 struct MeshRay<C> {
     col: C,
     ray_local: Ray,
-    kernel: Option<(WatertightRay, HitRay)>,
+    kernel: Option<HitRay>,
 }
 
 /// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
