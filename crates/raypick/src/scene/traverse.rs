@@ -477,8 +477,8 @@ impl MeshAccel {
     }
 }
 
-/// One ray's walk through a mesh: its collector, the ray in the mesh's frame, and the kernel's
-/// set-up of that ray, made at the first leaf (most rays that miss the mesh reach none; a fifth of
+/// One ray's walk through a mesh: its collector, the ray in the mesh's frame, and the SIMD
+/// triangle test's set-up of that ray (its shear), made at the first leaf (most rays that miss the mesh reach none; a fifth of
 /// the time of a primary ray went into setting it up).
 struct MeshRay<C> {
     col: C,
