@@ -84,9 +84,13 @@ impl BuildConfig {
         reinsertion_passes: 0,
     };
 
-    /// The default: 16 bins, a full sweep for nodes of up to 16 primitives, leaves of up to 8, then
+    /// The default: 32 bins, a full sweep for nodes of up to 16 primitives, leaves of up to 8, then
     /// two reinsertion passes over 5 % and 1.7 % of the nodes ([`crate::bvh::reinsert`]: 7 % less
     /// work per incoherent ray on the conference room, for about a tenth more build time).
+    /// 32 bins rather than 16 since the wide tree is the SAH-optimal collapse
+    /// ([`crate::bvh::collapse`]): conference incoherent closest-hit rays 2.6 % fewer instructions
+    /// and 6 % fewer mispredicted branches (callgrind), 1.03× as fast (10 paired rounds), the
+    /// bunny's level, for about a tenth more build time on the conference room (BENCHMARKS.md).
     ///
     /// Costs are tuned for meshes, which test the triangles of a leaf four at a time from
     /// contiguous blocks ([`crate::simd::tri4_candidates`]): a block test costs 0.8 of a node visit
@@ -98,7 +102,7 @@ impl BuildConfig {
     /// conference room is unchanged within the noise). Scenes build their sphere and top-level
     /// BVHs with `block_size` 1: those test one primitive at a time.
     pub const BALANCED: Self = Self {
-        bins: 16,
+        bins: 32,
         max_leaf_size: 8,
         traversal_cost: 1.0,
         intersection_cost: 0.8,
