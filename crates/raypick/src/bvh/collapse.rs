@@ -27,7 +27,7 @@
 //! Tests: the tree built costs what a brute force over every way to cover each node's children
 //! with at most `W` lanes finds cheapest (small trees, widths 4 and 8, with and without merging).
 
-use super::Bvh;
+use super::{BuildConfig, Bvh};
 
 /// The costs the collapse weighs, in the units of [`super::BuildConfig`].
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +39,18 @@ pub(crate) struct CollapseCosts {
     pub block_size: usize,
     /// Largest leaf the collapse may make by merging binary leaves.
     pub max_leaf_size: usize,
+}
+
+impl CollapseCosts {
+    /// The costs of a build: its node and block costs and its largest leaf.
+    pub(crate) fn of(config: &BuildConfig) -> Self {
+        Self {
+            node: config.traversal_cost,
+            block: config.intersection_cost,
+            block_size: config.block_size.max(1),
+            max_leaf_size: config.max_leaf_size,
+        }
+    }
 }
 
 /// How a binary subtree fills `j` lanes.
@@ -185,16 +197,12 @@ pub(crate) fn subtree_prims(bvh: &Bvh, node: usize, out: &mut Vec<u32>) {
 mod tests {
     use super::*;
     use crate::bvh::wide::WideBvh;
-    use crate::bvh::BuildConfig;
 
     /// The costs `WideBvh::from_binary_with` takes from the default preset.
     fn costs(max_leaf_size: usize) -> CollapseCosts {
-        let config = BuildConfig::BALANCED;
         CollapseCosts {
-            node: config.traversal_cost,
-            block: config.intersection_cost,
-            block_size: config.block_size,
             max_leaf_size,
+            ..CollapseCosts::of(&BuildConfig::BALANCED)
         }
     }
 

@@ -801,15 +801,7 @@ impl<const W: usize> WideBvh<W> {
         if bvh.nodes.is_empty() {
             return wide;
         }
-        let plan = Plan::<W>::new(
-            bvh,
-            CollapseCosts {
-                node: config.traversal_cost,
-                block: config.intersection_cost,
-                block_size: config.block_size.max(1),
-                max_leaf_size: config.max_leaf_size,
-            },
-        );
+        let plan = Plan::<W>::new(bvh, CollapseCosts::of(&config));
         wide.nodes.push(WideNode::EMPTY);
         wide.fill(bvh, &plan, 0, 0);
         wide.nodes.shrink_to_fit();

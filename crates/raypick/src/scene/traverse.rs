@@ -269,7 +269,7 @@ impl MeshAccel {
             MeshRay {
                 col,
                 ray_local,
-                kernel: None,
+                hit_ray: None,
             },
         )
     }
@@ -285,7 +285,7 @@ impl MeshAccel {
         hits: &LeafHits,
     ) -> ControlFlow<()> {
         let ray_local = &state.ray_local;
-        let hray = state.kernel.get_or_insert_with(|| {
+        let hray = state.hit_ray.get_or_insert_with(|| {
             // `black_box` keeps the compiler from hoisting the set-up out of the walk's loops,
             // where it ran for every ray, leaf or not: 54 of the 264 instructions of an any-hit
             // ray that misses the mesh's box, 10 % of a conference any-hit ray (callgrind).
@@ -478,12 +478,12 @@ impl MeshAccel {
 }
 
 /// One ray's walk through a mesh: its collector, the ray in the mesh's frame, and the SIMD
-/// triangle test's set-up of that ray (its shear), made at the first leaf (most rays that miss the mesh reach none; a fifth of
-/// the time of a primary ray went into setting it up).
+/// triangle test's set-up of that ray (its shear), made at the first leaf (most rays that miss
+/// the mesh reach none; a fifth of the time of a primary ray went into setting it up).
 struct MeshRay<C> {
     col: C,
     ray_local: Ray,
-    kernel: Option<HitRay>,
+    hit_ray: Option<HitRay>,
 }
 
 /// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
