@@ -14,7 +14,10 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
 - times closest hit and occlusion (any hit) per engine: warm-up, then the median of --repeat runs
   (≥ 5), the engines interleaved run by run so that changes of machine load hit all alike, with 1
   thread and with all threads where the engine allows it (embreex has no thread setting: its
-  all-threads rows split the batch over threads by hand, as in the anchors);
+  all-threads rows split the batch over threads by hand and join the answers, as in the anchors);
+  only the engine's call is timed (the cast alone): the rays are put into each engine's input
+  format before (embreex: two (N, 3) arrays; Open3D: a tensor) and its answers converted for the
+  agreement check after;
 - checks that all engines agree with raypick on hit/miss and on the nearest triangle (rays that
   differ are checked in f64: a ray grazing an edge may go either way);
 - prints the Mrays/s table, build times, memory per triangle (the growth of the process's resident
@@ -100,7 +103,26 @@ def split_run(fn, o, d, threads):
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if isinstance(parts[0], dict) else np.concatenate(parts)
 
 
-class Raypick:
+class Engine:
+    """What the benchmark asks of an engine. Only `cast` and `occlude` are timed: the rays are
+    put into the engine's input format beforehand (`prepare`) and its answers turned into the
+    common (t, triangle id or -1) and hit/miss arrays afterwards (`hits`, `occluded_answer`), so
+    the figures are those of the cast alone (../shared/BENCHMARKS.md)."""
+
+    def prepare(self, rays):
+        return rays
+
+    def occluded_answer(self, raw):
+        return np.asarray(raw, bool)
+
+    def closest(self, rays, threads):
+        return self.hits(self.cast(self.prepare(rays), threads))
+
+    def occluded(self, rays, threads):
+        return self.occluded_answer(self.occlude(self.prepare(rays), threads))
+
+
+class Raypick(Engine):
     name = "raypick"
 
     def __init__(self, raypick, v, f):
@@ -113,17 +135,19 @@ class Raypick:
         self.build_ms = (time.perf_counter() - t0) * 1e3
         self.threads = [1, ALL]
 
-    def closest(self, rays, threads):
-        a = self.scene.cast_rays(rays, nthreads=threads)
+    def cast(self, rays, threads):
+        return self.scene.cast_rays(rays, nthreads=threads)
+
+    def occlude(self, rays, threads):
+        return self.scene.test_occlusions(rays, nthreads=threads)
+
+    def hits(self, a):
         prim = a["primitive_ids"].astype(np.int64)
         prim[prim == self.rp.INVALID_ID] = -1
         return a["t_hit"], prim
 
-    def occluded(self, rays, threads):
-        return self.scene.test_occlusions(rays, nthreads=threads)
 
-
-class Embree:
+class Embree(Engine):
     name = "Embree (embreex)"
 
     def __init__(self, mod, v, f):
@@ -138,18 +162,25 @@ class Embree:
         self.build_ms = (time.perf_counter() - t0) * 1e3
         self.threads = [1, ALL]
 
-    def closest(self, rays, threads):
-        o, d = np.ascontiguousarray(rays[:, :3]), np.ascontiguousarray(rays[:, 3:])
-        r = split_run(lambda o, d: self.scene.run(o, d, output=1), o, d, threads)
+    def prepare(self, rays):
+        # embreex takes origins and directions as two contiguous (N, 3) arrays.
+        return np.ascontiguousarray(rays[:, :3]), np.ascontiguousarray(rays[:, 3:])
+
+    def cast(self, od, threads):
+        return split_run(lambda o, d: self.scene.run(o, d, output=1), *od, threads)
+
+    def occlude(self, od, threads):
+        return split_run(lambda o, d: self.scene.run(o, d, query="OCCLUDED"), *od, threads)
+
+    def hits(self, r):
         prim = r["primID"].astype(np.int64)
         return np.where(prim >= 0, r["tfar"], np.inf).astype(np.float32), prim
 
-    def occluded(self, rays, threads):
-        o, d = np.ascontiguousarray(rays[:, :3]), np.ascontiguousarray(rays[:, 3:])
-        return split_run(lambda o, d: self.scene.run(o, d, query="OCCLUDED"), o, d, threads) >= 0
+    def occluded_answer(self, r):
+        return r >= 0
 
 
-class Open3D:
+class Open3D(Engine):
     name = "Open3D RaycastingScene"
 
     def __init__(self, o3d, v, f):
@@ -162,17 +193,25 @@ class Open3D:
         self.build_ms = (time.perf_counter() - t0) * 1e3
         self.threads = [1, ALL]
 
-    def closest(self, rays, threads):
-        a = self.scene.cast_rays(self.o3d.core.Tensor(rays), nthreads=threads)
+    def prepare(self, rays):
+        return self.o3d.core.Tensor(rays)
+
+    def cast(self, rays, threads):
+        return self.scene.cast_rays(rays, nthreads=threads)
+
+    def occlude(self, rays, threads):
+        return self.scene.test_occlusions(rays, nthreads=threads)
+
+    def hits(self, a):
         prim = a["primitive_ids"].numpy().astype(np.int64)
         prim[prim == 4294967295] = -1
         return a["t_hit"].numpy(), prim
 
-    def occluded(self, rays, threads):
-        return self.scene.test_occlusions(self.o3d.core.Tensor(rays), nthreads=threads).numpy().astype(bool)
+    def occluded_answer(self, a):
+        return a.numpy().astype(bool)
 
 
-class Trimesh:
+class Trimesh(Engine):
     name = "trimesh ray"
 
     def __init__(self, trimesh, v, f):
@@ -186,12 +225,17 @@ class Trimesh:
         self.threads = [1]
         self.mesh = mesh
 
-    def closest(self, rays, threads):
-        prim = self.ray.intersects_first(rays[:, :3], rays[:, 3:]).astype(np.int64)
-        return None, prim
+    def prepare(self, rays):
+        return rays[:, :3], rays[:, 3:]
 
-    def occluded(self, rays, threads):
-        return self.ray.intersects_any(rays[:, :3], rays[:, 3:])
+    def cast(self, od, threads):
+        return self.ray.intersects_first(*od)
+
+    def occlude(self, od, threads):
+        return self.ray.intersects_any(*od)
+
+    def hits(self, prim):
+        return None, prim.astype(np.int64)
 
 
 # ---- workload ---------------------------------------------------------------------------------
@@ -322,18 +366,20 @@ def main():
     results = {}  # (engine, query, set, threads) -> (median, min, max) seconds
     answers = {}  # (engine, set) -> (closest-hit (t, prim), occlusion)
     for sname, rays in sets.items():
+        inputs = {e.name: e.prepare(rays) for e in engines}
         for e in engines:
             answers[(e.name, sname)] = (e.closest(rays, ALL if ALL in e.threads else 1), e.occluded(rays, e.threads[-1]))
         for th in sorted({t for e in engines for t in e.threads}):
             for q in ("closest", "occluded"):
                 cell = [e for e in engines if th in e.threads]
                 times = {e.name: [] for e in cell}
+                call = {e.name: getattr(e, "cast" if q == "closest" else "occlude") for e in cell}
                 for e in cell:  # warm-up
-                    getattr(e, q)(rays, th)
+                    call[e.name](inputs[e.name], th)
                 for _ in range(args.repeat):
                     for e in cell:
                         t0 = time.perf_counter()
-                        getattr(e, q)(rays, th)
+                        call[e.name](inputs[e.name], th)
                         times[e.name].append(time.perf_counter() - t0)
                 for e in cell:
                     ts = times[e.name]
