@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 use super::hit::RawHit;
 use super::traverse::{Collector, Ctx, Mode};
@@ -563,10 +563,12 @@ impl Scene {
                 // carry the slot they were tested at, in the BVH and the brute-force walks alike.
                 let slot = raw.slot as usize;
                 debug_assert_eq!(a.blocks[slot / LANES].ids[slot % LANES], raw.prim);
-                let [l0, l1, l2] = a.tri(slot);
+                // In 4-wide registers (`Vec3A`): the same operations on each component, in the
+                // same order, as with `Vec3`, so the same bits, in fewer instructions.
+                let [l0, l1, l2] = a.tri(slot).map(Vec3A::from);
                 let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
                 let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
-                (a.offset + local, normal, true)
+                (a.offset + Vec3::from(local), Vec3::from(normal), true)
             }
             (Geometry::Spheres(s), _) => {
                 let (c, r) = (s.centers[raw.prim as usize], s.radii[raw.prim as usize]);
