@@ -300,6 +300,65 @@ def agreement(ref_prim, prim, ref_t, t, rays, v, f):
     return len(hit_diff), len(tri_diff), grazing, len(diff), rel_t
 
 
+# ---- memory -------------------------------------------------------------------------------------
+
+MEMORY_PROBES = 3
+
+
+def builders(raypick, args):
+    """Per engine key: how to import its module, and its class."""
+    def get(module):
+        if args.no_install:
+            return importlib.import_module(module), None
+        return ensure(module, module)
+
+    return {
+        "raypick": (lambda: (raypick, None), Raypick),
+        "embree": (lambda: get("embreex"), Embree),
+        "open3d": (lambda: get("open3d"), Open3D),
+        "trimesh": (lambda: get("trimesh"), Trimesh),
+    }
+
+
+def load_soup(raypick, mesh):
+    """All meshes of an OBJ as one float32 vertex array and one int64 triangle array."""
+    loaded = raypick.load(mesh)
+    parts = [loaded.mesh_arrays(g) for g in range(len(loaded)) if loaded.geometry_kind(g) == "mesh"]
+    offsets = np.cumsum([0] + [len(pv) for pv, _ in parts])
+    v = np.ascontiguousarray(np.concatenate([pv for pv, _ in parts]))
+    f = np.concatenate([pf.astype(np.int64) + o for (_, pf), o in zip(parts, offsets)])
+    return v, f
+
+
+def release_free_memory():
+    """Hands the C allocator's free memory back to the system (glibc's malloc_trim), so that the
+    resident size counts live memory, not what earlier frees left in the heap."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the estimate keeps the allocator's slack
+        pass
+
+
+def probe_memory(builder, v, f):
+    """Resident memory the engine's scene of (v, f) keeps, per triangle: measured around the build
+    with the allocator's free memory released before and after, once a one-triangle build has
+    loaded the engine's libraries, lazy imports and thread pools."""
+    get, cls = builder
+    mod, _ = get()
+    cls(mod, v[:3].copy(), np.array([[0, 1, 2]], np.int64))
+    release_free_memory()
+    rss0 = rss_bytes()
+    engine = cls(mod, v, f)
+    release_free_memory()
+    grown = rss_bytes() - rss0
+    del engine
+    return grown / len(f)
+
+
 # ---- main ---------------------------------------------------------------------------------------
 
 
@@ -311,6 +370,7 @@ def main():
     ap.add_argument("--no-install", action="store_true", help="do not pip-install missing engines")
     ap.add_argument("--engines", default="raypick,embree,open3d,trimesh")
     ap.add_argument("--mesh", type=Path, default=MESH, help="OBJ to cast against (all its meshes as one soup; default: the bunny)")
+    ap.add_argument("--probe-memory", metavar="ENGINE", help=argparse.SUPPRESS)  # internal: one memory probe
     args = ap.parse_args()
 
     if args.build:
@@ -327,24 +387,17 @@ def main():
     if getattr(raypick._raypick, "__debug_build__", False):
         log("WARNING: raypick is a debug build; figures are not representative (use --build)")
 
-    loaded = raypick.load(args.mesh)
-    parts = [loaded.mesh_arrays(g) for g in range(len(loaded)) if loaded.geometry_kind(g) == "mesh"]
-    offsets = np.cumsum([0] + [len(pv) for pv, _ in parts])
-    v = np.ascontiguousarray(np.concatenate([pv for pv, _ in parts]))
-    f = np.concatenate([pf.astype(np.int64) + o for (_, pf), o in zip(parts, offsets)])
+    v, f = load_soup(raypick, args.mesh)
+    if args.probe_memory:
+        print(f"{probe_memory(builders(raypick, args)[args.probe_memory], v, f):.1f}")
+        return
     sets = ray_sets(args.rays, args.mesh)
     log(f"{args.mesh.name}: {len(v)} vertices, {len(f)} triangles; " + ", ".join(f"{len(r)} {k}" for k, r in sets.items()))
 
     wanted = args.engines.split(",")
     engines, skipped = [], []
-    builders = {
-        "raypick": (lambda: (raypick, None), Raypick),
-        "embree": (lambda: ensure("embreex", "embreex") if not args.no_install else (importlib.import_module("embreex"), None), Embree),
-        "open3d": (lambda: ensure("open3d", "open3d") if not args.no_install else (importlib.import_module("open3d"), None), Open3D),
-        "trimesh": (lambda: ensure("trimesh", "trimesh") if not args.no_install else (importlib.import_module("trimesh"), None), Trimesh),
-    }
     for key in wanted:
-        get, cls = builders[key]
+        get, cls = builders(raypick, args)[key]
         try:
             mod, why = get()
         except ImportError as e:
@@ -354,9 +407,8 @@ def main():
             log(f"skipping {key}: {why}")
             continue
         try:
-            rss0 = rss_bytes()
             engine = cls(mod, v, f)
-            engine.rss_bytes = rss_bytes() - rss0
+            engine.key = key
             engines.append(engine)
         except Exception as e:  # an engine that cannot build this mesh is reported, not fatal
             skipped.append((key, f"{type(e).__name__}: {e}"))
@@ -386,6 +438,20 @@ def main():
                     results[(e.name, q, sname, th)] = (statistics.median(ts), min(ts), max(ts))
                     log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / statistics.median(ts) / 1e6:7.2f} Mrays/s")
 
+    # Memory: each engine in fresh processes (one engine's freed memory would serve the next).
+    memory = {}
+    for e in engines:
+        probes = []
+        for _ in range(MEMORY_PROBES):
+            cmd = [sys.executable, __file__, "--probe-memory", e.key, "--mesh", str(args.mesh), "--no-install"]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                probes.append(float(out.stdout.split()[-1]))
+            except (IndexError, ValueError):
+                log(f"memory probe of {e.name} failed: {out.stderr.strip()[-200:]}")
+        memory[e.name] = f"{statistics.median(probes):.0f}" if probes else "?"
+        log(f"{e.name:34s} memory growth per triangle: {' '.join(f'{x:.1f}' for x in probes)}")
+
     # ---- report ----
     lines = []
     p = lines.append
@@ -402,10 +468,12 @@ def main():
         for q, s, t in cols:
             r = results.get((e.name, q, s, t))
             cells.append("–" if r is None else f"{len(sets[s]) / r[0] / 1e6:.2f}")
-        p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} | {e.rss_bytes / len(f):.0f} |")
+        p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} | {memory[e.name]} |")
     p("")
-    p("memory B/tri: growth of the process's resident memory while the engine built its scene, per triangle")
-    p("(its copy of the mesh, the BVH, and whatever its allocator kept from the build): an estimate.")
+    p("memory B/tri: resident memory a fresh Python process keeps for the engine's scene (its copy of the mesh")
+    p(f"and the BVH), per triangle, median of {MEMORY_PROBES} processes: each builds a one-triangle scene first")
+    p("(libraries, lazy imports, thread pools), and the C allocator's free memory is handed back before and")
+    p("after the build (malloc_trim), so that the figure counts live memory, not the allocator's slack.")
     p("")
     p("Ratios raypick / engine (> 1: raypick is faster):")
     p("")
