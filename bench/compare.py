@@ -20,8 +20,9 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
   agreement check after;
 - checks that all engines agree with raypick on hit/miss and on the nearest triangle (rays that
   differ are checked in f64: a ray grazing an edge may go either way);
-- prints the Mrays/s table, build times, memory per triangle (the growth of the process's resident
-  memory during each engine's build: an estimate) and the ratios raypick / engine.
+- prints the Mrays/s table, build times, memory per triangle (the resident memory a fresh process
+  keeps for each engine's scene, median of three processes: see `probe_memory`) and the ratios
+  raypick / engine.
 """
 
 import argparse
