@@ -638,22 +638,49 @@ impl PacketBoxRay {
         }
     }
 
-    /// Whether the rays look alike enough for a packet walk to pay: one origin (a perspective
-    /// camera's pixels) or reciprocal directions within [`COHERENT_SPREAD`] of each other (an
-    /// orthographic camera's). Only a matter of speed: the test is conservative whatever the spread.
+    /// Whether the rays look alike enough for a packet walk to pay: one origin and directions
+    /// within [`CONE_SPREAD`] of each other (a perspective camera's neighbouring pixels), or
+    /// reciprocal directions within [`COHERENT_SPREAD`] of each other (an orthographic camera's).
+    /// Only a matter of speed: the test is conservative whatever the spread. Rays from one eye
+    /// through far-apart pixels (a sparse sample of an image) are not a packet: their union
+    /// reaches most of the tree, and such packets cast 5 times slower than single rays.
     #[inline]
     pub fn is_coherent(&self) -> bool {
-        self.origin_lo == self.origin_hi
-            || (0..3).all(|a| {
+        if self.origin_lo == self.origin_hi {
+            self.narrow_cone()
+        } else {
+            (0..3).all(|a| {
                 let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
                 hi - lo <= COHERENT_SPREAD * lo.abs().min(hi.abs())
             })
+        }
+    }
+
+    /// Whether the directions differ per axis by at most [`CONE_SPREAD`] times their largest
+    /// component (about that angle in radians for directions of one length). A direction
+    /// component lies between `1 / inv_hi` and `1 / inv_lo` (one sign per axis, finite), so the
+    /// spread per axis is `(hi − lo) / (lo · hi)` and the largest component `1 / m`, `m` the
+    /// smallest `|inv|`: compared without a division.
+    fn narrow_cone(&self) -> bool {
+        let m = (0..3).fold(f32::INFINITY, |m, a| {
+            m.min(self.inv_lo[a].abs()).min(self.inv_hi[a].abs())
+        });
+        (0..3).all(|a| {
+            let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
+            (hi - lo) * m <= CONE_SPREAD * (lo * hi)
+        })
     }
 }
 
 /// Relative spread of `1/dir` (per axis) up to which rays with different origins count as one
 /// direction in [`PacketBoxRay::is_coherent`]: a heuristic, no tolerance of any answer.
 pub const COHERENT_SPREAD: f32 = 1.0 / 64.0;
+
+/// Spread of the directions of rays from one origin up to which they count as a packet in
+/// [`PacketBoxRay::is_coherent`] (per axis, relative to the largest component: about 1.8°). Eight
+/// neighbouring pixels of a 1024-pixel-wide image with a 45° field of view span 0.35°, of a
+/// 128-pixel-wide one 2.8°. A heuristic, no tolerance of any answer.
+pub const CONE_SPREAD: f32 = 1.0 / 32.0;
 
 /// The packet test: bit `i` of the mask is set when some ray of the packet may reach child `i`
 /// within `[t_min, t_max]` (every child one of them reaches is set; see [`PacketBoxRay`]), and
@@ -1562,6 +1589,33 @@ mod tests {
             }
         });
         (rays, bounds, t_max)
+    }
+
+    #[test]
+    fn packets_are_neighbouring_pixels_or_one_direction() {
+        use crate::Ray;
+        use glam::Vec3;
+        let packet = |origin: &dyn Fn(usize) -> Vec3, dir: &dyn Fn(usize) -> Vec3| {
+            let rays: Vec<Ray> = (0..8).map(|i| Ray::new(origin(i), dir(i))).collect();
+            PacketBoxRay::new(&rays).expect("one octant, finite 1/dir")
+        };
+        let eye = |_| Vec3::new(1.0, 2.0, 3.0);
+        // Eight neighbouring pixels of a 1024-pixel-wide camera with a 45° field of view.
+        let pixel = 0.83 / 1024.0;
+        let neighbours = |i| Vec3::new(0.2 + i as f32 * pixel, 0.1, -1.0).normalize();
+        assert!(packet(&eye, &neighbours).is_coherent());
+        // The same eye through pixels 52 apart (a sparse sample of the image): not a packet.
+        let sparse = |i| Vec3::new(0.05 + 52.0 * i as f32 * pixel, 0.1, -1.0).normalize();
+        assert!(!packet(&eye, &sparse).is_coherent());
+        // Just inside and just outside the cone: x spreads over `s` times the largest component.
+        let spread = |s: f32| move |i: usize| Vec3::new(2.0 + s * 4.0 * i as f32 / 7.0, 1.0, -4.0);
+        assert!(packet(&eye, &spread(0.9 * CONE_SPREAD)).is_coherent());
+        assert!(!packet(&eye, &spread(1.1 * CONE_SPREAD)).is_coherent());
+        // An orthographic camera: one direction, origins apart.
+        let grid = |i| Vec3::new(i as f32, 0.0, 5.0);
+        assert!(packet(&grid, &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent());
+        // Different origins and directions: not a packet.
+        assert!(!packet(&grid, &neighbours).is_coherent());
     }
 
     #[test]
