@@ -582,8 +582,8 @@ impl Scene {
 
 /// The packet of a group of rays and the mask of its valid ones, when it is worth a packet walk:
 /// valid rays in one octant with finite `1/dir`, from one origin within a narrow cone (a camera's
-/// neighbouring pixels) or along nearly one direction ([`PacketBoxRay::is_coherent`]). Only a matter of speed: a packet answers every ray exactly as a
-/// single walk does.
+/// neighbouring pixels) or along nearly one direction ([`PacketBoxRay::is_coherent`]). Only a
+/// matter of speed: a packet answers every ray exactly as a single walk does.
 #[inline]
 fn coherent_packet(rays: &[Ray; PACKET]) -> Option<(u32, PacketBoxRay)> {
     // Random rays leave here (the last or the second ray in another octant, 7 times in 8 each):
