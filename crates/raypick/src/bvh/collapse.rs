@@ -114,7 +114,10 @@ impl<const W: usize> Plan<W> {
                     .min_by(|a, b| a.0.total_cmp(&b.0))
                     .expect("j >= 2")
             };
-            let (shared, k) = split(W);
+            // Each budget's best share once (entry j - 1; entry 0 is unused).
+            let splits: [(f64, usize); W] =
+                std::array::from_fn(|i| if i == 0 { (0.0, 0) } else { split(i + 1) });
+            let (shared, k) = splits[W - 1];
             let mut best = (area * f64::from(costs.node) + shared, Choice::Node(k as u8));
             let count = counts[i];
             let small = count as usize <= costs.max_leaf_size;
@@ -129,7 +132,7 @@ impl<const W: usize> Plan<W> {
                 Choice::Node(k as u8)
             };
             for j in 2..=W {
-                let (c, k) = split(j);
+                let (c, k) = splits[j - 1];
                 (cost[i][j - 1], choices[i][j - 1]) = if c < cost[i][j - 2] {
                     (c, Choice::Split(k as u8))
                 } else {
