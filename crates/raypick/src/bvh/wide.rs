@@ -298,8 +298,8 @@ impl Cursor {
             let first_lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             // The child to go on with: the only one, or the nearer of two (the other one is
-            // deferred); three or more are all pushed and sorted, or for a walk in node order
-            // the first is taken and the others pushed as they come.
+            // deferred); of three or more the nearest (the others deferred, farthest first), or
+            // for a walk in node order the first (the others deferred as they come).
             let next_lane = if mask & mask.wrapping_sub(1) == 0 {
                 // One or two hits, without a branch on which: a lone hit is its own "second"
                 // (never nearer than itself), and is deferred only to be dropped again. The
@@ -320,7 +320,7 @@ impl Cursor {
                 defer(stack, node, far, hits.t_near[far]);
                 let kept = stack.len() - usize::from(mask == 0);
                 stack.truncate(kept);
-                Some(near)
+                near
             } else if !ray.ordered {
                 let mut rest = mask;
                 while rest != 0 {
@@ -328,7 +328,7 @@ impl Cursor {
                     rest &= rest - 1;
                     defer(stack, node, lane, hits.t_near[lane]);
                 }
-                Some(first_lane)
+                first_lane
             } else if (mask & (mask - 1)).count_ones() <= 1 {
                 // Three or four hits (nine in ten of the nodes with three or more on the
                 // conference room), ordered without a branch on the data: a sorting network over
@@ -343,7 +343,7 @@ impl Cursor {
                     defer(stack, node, lane, hits.t_near[lane]);
                 }
                 stack.truncate(stack.len() - (4 - n));
-                Some(key_lane::<W>(keys[n - 1]))
+                key_lane::<W>(keys[n - 1])
             } else {
                 // Defer all but the nearest, farthest first, and take the nearest at once.
                 let keys = far_first(mask | 1 << first_lane, &hits.t_near);
@@ -352,20 +352,17 @@ impl Cursor {
                     let lane = key_lane::<W>(key);
                     defer(stack, node, lane, hits.t_near[lane]);
                 }
-                Some(key_lane::<W>(keys[n - 1]))
+                key_lane::<W>(keys[n - 1])
             };
-            if let Some(lane) = next_lane {
-                let (child, count) = node.child(lane);
-                if count == 0 {
-                    return self.go_to(nodes, child);
-                }
-                let first = child as usize;
-                if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max)
-                {
-                    return Walked::Over(ControlFlow::Break(()));
-                }
-                self.prune = prune_bound(self.t_max);
+            let (child, count) = node.child(next_lane);
+            if count == 0 {
+                return self.go_to(nodes, child);
             }
+            let first = child as usize;
+            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+                return Walked::Over(ControlFlow::Break(()));
+            }
+            self.prune = prune_bound(self.t_max);
         }
         // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
         // handled right here.
