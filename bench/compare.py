@@ -261,19 +261,33 @@ def ray_sets(n, mesh=MESH):
 
 
 def f64_margin(rays, v, f, prims):
-    """Smallest barycentric of each ray against its triangle in f64 (negative: outside)."""
-    out = np.full(len(rays), np.nan)
+    """Per ray, how close its hit on its triangle is to an edge, in f64: the smallest barycentric
+    (negative: outside) and that edge distance in f32 units in the last place of the hit's scale
+    (the larger of t and the hit point's largest coordinate). An f32 kernel decides a point a few
+    ulps from an edge either way (its inputs and every step round to that scale), however large
+    the barycentric margin: on a sliver triangle far from the ray's origin 1e-4 of a barycentric is
+    about two ulps (BENCHMARKS.md, fifteenth session)."""
+    bary = np.full(len(rays), np.nan)
+    ulps = np.full(len(rays), np.nan)
     for i, (r, k) in enumerate(zip(rays, prims)):
         if k < 0:
             continue
         a, b, c = (v[f[k, j]].astype(np.float64) for j in range(3))
-        m = np.column_stack([-r[3:].astype(np.float64), b - a, c - a])
+        o, d = r[:3].astype(np.float64), r[3:].astype(np.float64)
+        m = np.column_stack([-d, b - a, c - a])
         try:
-            _, u, w = np.linalg.solve(m, r[:3].astype(np.float64) - a)
+            t, u, w = np.linalg.solve(m, o - a)
         except np.linalg.LinAlgError:
             continue
-        out[i] = min(u, w, 1 - u - w)
-    return out
+        weights = np.array([1 - u - w, u, w])
+        bary[i] = weights.min()
+        # Distance to the edge opposite vertex j: |weight j| times vertex j's height over it.
+        twice_area = np.linalg.norm(np.cross(b - a, c - a))
+        edges = [np.linalg.norm(c - b), np.linalg.norm(c - a), np.linalg.norm(b - a)]
+        dist = min(abs(wj) * twice_area / e for wj, e in zip(weights, edges) if e > 0)
+        scale = max(abs(t), np.abs(o + t * d).max())
+        ulps[i] = dist / np.spacing(np.float32(scale))
+    return bary, ulps
 
 
 def agreement(ref_prim, prim, ref_t, t, rays, v, f):
@@ -287,14 +301,16 @@ def agreement(ref_prim, prim, ref_t, t, rays, v, f):
         if both.any():
             rel_t = float(np.max(np.abs(ref_t[both] - t[both]) / np.maximum(np.abs(t[both]), 1e-30)))
     # A disagreement is explained when raypick's or the other engine's triangle is within 1e-4
-    # (barycentric) of an edge in f64, or the two hits are at the same t (shared edge, overlap).
+    # (barycentric) or within 4 f32 ulps (distance, see `f64_margin`) of an edge in f64, or the two
+    # hits are at the same t (shared edge, overlap).
     diff = np.concatenate([hit_diff, tri_diff])[:2000]
     grazing = 0
     if len(diff):
-        ma = f64_margin(rays[diff], v, f, ref_prim[diff])
-        mb = f64_margin(rays[diff], v, f, prim[diff])
-        close = np.abs(np.nan_to_num(ma, nan=1.0)) < 1e-4
-        close |= np.abs(np.nan_to_num(mb, nan=1.0)) < 1e-4
+        close = np.zeros(len(diff), bool)
+        for prims in (ref_prim, prim):
+            bary, ulps = f64_margin(rays[diff], v, f, prims[diff])
+            close |= np.abs(np.nan_to_num(bary, nan=1.0)) < 1e-4
+            close |= np.nan_to_num(ulps, nan=np.inf) < 4
         if t is not None:
             close |= np.isclose(ref_t[diff], t[diff], rtol=1e-5)
         grazing = int(close.sum())
