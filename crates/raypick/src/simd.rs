@@ -976,34 +976,41 @@ impl TriHits {
 /// triangle the ray's line crosses (on the conference room 1.7 times per closest-hit ray, about
 /// 140 instructions a call, recomputing what the prefilter had computed). Eight AVX lanes where the
 /// CPU has AVX, inlined into the caller (which must then be compiled with AVX for speed: the
-/// walks are); else the twin. Lanes past the blocks read as misses.
+/// walks are); else the twin.
+///
+/// Only the lanes of `lanes` are decided (bit `4·b + i`: lane `i` of block `b`; a leaf's
+/// triangles, without the padding that fills its last block); the others read as misses. The
+/// padding must not count when deciding whether a pass can stop early: a padding triangle is
+/// collapsed to a point, its edge functions are all 0, and such a lane is undecided, which
+/// kept every pass over a padded block from stopping at the early exit (the conference room:
+/// 85 % of the passes went on to the division).
 #[inline(always)]
-pub fn tri_hits(blocks: &[Tri4], ray: &HitRay, t_max: f32) -> TriHits {
+pub fn tri_hits(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
     debug_assert!(matches!(blocks.len(), 1 | 2));
+    debug_assert_eq!(lanes >> (LANES * blocks.len()), 0);
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
     if has_avx() {
-        // The second block is the first again for a one-block leaf, its lanes then dropped by
-        // `live`: chosen by index arithmetic, not a branch on the leaf's size (0.4
-        // mispredictions per incoherent conference ray).
+        // The second block is the first again for a one-block leaf, its lanes not in `lanes`:
+        // chosen by index arithmetic, not a branch on the leaf's size (0.4 mispredictions per
+        // incoherent conference ray).
         let (a, b) = (&blocks[0], &blocks[blocks.len() - 1]);
-        let live = 0xFFu32 >> (4 * (2 - blocks.len() as u32));
         // SAFETY: the CPU has AVX, checked just above.
-        let mut hits = unsafe { avx::tri8_hits(a, b, ray, t_max) };
-        hits.hit &= live;
-        hits.undecided &= live;
-        return hits;
+        return unsafe { avx::tri8_hits(a, b, lanes, ray, t_max) };
     }
-    tri_hits_scalar(blocks, ray, t_max)
+    tri_hits_scalar(blocks, lanes, ray, t_max)
 }
 
 /// Scalar twin (the spec) of [`tri_hits`]: per lane, the scalar kernel's steps up to its result.
 #[inline(always)]
-pub fn tri_hits_scalar(blocks: &[Tri4], ray: &HitRay, t_max: f32) -> TriHits {
+pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
     let mut out = TriHits::NONE;
     let (o, sh) = (ray.shear.origin, &ray.shear);
     for (b, block) in blocks.iter().enumerate() {
         for lane in 0..LANES {
             let k = LANES * b + lane;
+            if lanes >> k & 1 == 0 {
+                continue;
+            }
             // Vertex `vertex` relative to the origin, in the order [kx, ky, kz].
             let rel = |vertex: usize| {
                 sh.permute([0, 1, 2].map(|axis| block.v[vertex][axis][lane] - o[axis]))
@@ -1140,7 +1147,8 @@ mod avx {
         }
     }
 
-    /// [`super::tri_hits`] of `a` (bits 0–3) and `b` (bits 4–7): the twin's steps as lane masks.
+    /// [`super::tri_hits`] of the `lanes` of `a` (bits 0–3) and `b` (bits 4–7): the twin's steps
+    /// as lane masks.
     /// Not a `#[target_feature]` function but always inlined, so that it becomes part of the AVX
     /// traversal that calls it (a `#[target_feature]` function of this size stayed a call, with a
     /// `vzeroupper` and the traversal's registers spilled around it).
@@ -1148,7 +1156,7 @@ mod avx {
     /// # Safety
     /// The CPU must support AVX.
     #[inline(always)]
-    pub unsafe fn tri8_hits(a: &Tri4, b: &Tri4, ray: &HitRay, t_max: f32) -> TriHits {
+    pub unsafe fn tri8_hits(a: &Tri4, b: &Tri4, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
         // SAFETY: the caller guarantees AVX; each load reads the four floats of one `[f32; 4]`
         // row, each store the eight floats of one `[f32; 8]`, unaligned.
         unsafe {
@@ -1181,9 +1189,11 @@ mod avx {
             } else {
                 _mm256_and_ps(neg, pos)
             };
-            // Most passes end here: the ray's line misses every triangle (the prefilter's answer).
+            // Most passes end here: the ray's line misses every triangle of the leaf (the
+            // prefilter's answer).
             let all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-            if _mm256_movemask_ps(_mm256_or_ps(_mm256_andnot_ps(rejected, all), is_zero)) == 0 {
+            let open = _mm256_movemask_ps(_mm256_or_ps(_mm256_andnot_ps(rejected, all), is_zero));
+            if open as u32 & lanes == 0 {
                 return TriHits::NONE;
             }
             let det = _mm256_add_ps(_mm256_add_ps(u, v), w);
@@ -1216,8 +1226,8 @@ mod avx {
             let undecided = _mm256_or_ps(is_zero, _mm256_andnot_ps(rcp_finite, reached));
             let hit = _mm256_and_ps(_mm256_and_ps(reached, rcp_finite), in_range);
             let mut out = TriHits {
-                hit: _mm256_movemask_ps(hit) as u32,
-                undecided: _mm256_movemask_ps(undecided) as u32,
+                hit: _mm256_movemask_ps(hit) as u32 & lanes,
+                undecided: _mm256_movemask_ps(undecided) as u32 & lanes,
                 ..TriHits::NONE
             };
             _mm256_storeu_ps(out.t.as_mut_ptr(), _mm256_and_ps(hit, t));
@@ -1933,15 +1943,20 @@ mod tests {
                 float(&mut rng)
             };
             for n in 1..=2 {
-                let simd = tri_hits(&blocks[..n], &ray, t_max);
-                let twin = tri_hits_scalar(&blocks[..n], &ray, t_max);
-                assert_eq!(
-                    hits_key(&simd),
-                    hits_key(&twin),
-                    "{blocks:?} {ray:?} {t_max}"
-                );
+                // Every block's lanes, and a leaf that ends inside the last block.
+                let live = 1 + rng.gen_range(0..LANES * n);
+                for lanes in [(1u32 << (LANES * n)) - 1, (1 << live) - 1] {
+                    let simd = tri_hits(&blocks[..n], lanes, &ray, t_max);
+                    let twin = tri_hits_scalar(&blocks[..n], lanes, &ray, t_max);
+                    assert_eq!(
+                        hits_key(&simd),
+                        hits_key(&twin),
+                        "{blocks:?} {lanes:b} {ray:?} {t_max}"
+                    );
+                    assert_eq!((simd.hit | simd.undecided) & !lanes, 0);
+                }
             }
-            let two = tri_hits_scalar(&blocks, &ray, t_max);
+            let two = tri_hits_scalar(&blocks, 0xFF, &ray, t_max);
             hit += two.hit.count_ones();
             undecided += two.undecided.count_ones();
         }
@@ -1979,7 +1994,7 @@ mod tests {
                 Culling::None
             };
             let wray = WatertightRay::new(&ray);
-            let decided = tri_hits(&blocks, &wray.hit_ray(culling), ray.t_max);
+            let decided = tri_hits(&blocks, 0xFF, &wray.hit_ray(culling), ray.t_max);
             for (k, [a, b, c]) in list.iter().enumerate() {
                 if decided.undecided >> k & 1 != 0 || is_degenerate(*a, *b, *c) {
                     continue;
