@@ -184,16 +184,7 @@ fn bench(c: &mut Criterion) {
     let box_rays: Vec<BoxRay> = inp
         .rays
         .iter()
-        .map(|r| {
-            let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(r.dir[a].is_sign_negative()));
-            BoxRay {
-                origin: r.origin.to_array(),
-                inv_dir: r.dir.recip().to_array(),
-                near_row,
-                far_row: near_row.map(|row| row ^ 1),
-                t_min: r.t_min,
-            }
-        })
+        .map(|r| BoxRay::new(r.origin.to_array(), r.dir.to_array(), r.t_min))
         .collect();
     let rows: Vec<[[f32; LANES]; 6]> = (0..N)
         .step_by(LANES)

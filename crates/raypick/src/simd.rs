@@ -77,15 +77,38 @@ impl Tri4 {
 pub struct BoxRay {
     /// Ray origin.
     pub origin: [f32; 3],
-    /// `1 / dir` per component (±∞ for zero components).
+    /// `1 / dir` per component (±∞ for zero components; the sign is the direction's, also for
+    /// ±0).
     pub inv_dir: [f32; 3],
-    /// Row of the node's bounds holding each axis' near plane: `2·axis` (the min row) when the
-    /// direction's sign bit is clear, `2·axis + 1` (the max row) when it is set.
-    pub near_row: [usize; 3],
-    /// Row holding each axis' far plane (the other one).
-    pub far_row: [usize; 3],
     /// Smallest accepted `t`.
     pub t_min: f32,
+}
+
+impl BoxRay {
+    /// The ray from `origin` along `dir` from `t_min` on.
+    #[inline(always)]
+    pub fn new(origin: [f32; 3], dir: [f32; 3], t_min: f32) -> Self {
+        Self {
+            origin,
+            inv_dir: dir.map(f32::recip),
+            t_min,
+        }
+    }
+
+    /// Row of the node's bounds holding `axis`' near plane: `2·axis` (the min row) when the
+    /// direction's sign bit is clear, `2·axis + 1` (the max row) when it is set. Derived where
+    /// needed rather than kept: the AVX test selects the planes by the sign bit itself
+    /// ([`box8_avx`]), and storing six rows per ray cost about 15 instructions per walk.
+    #[inline(always)]
+    pub fn near_row(&self, axis: usize) -> usize {
+        2 * axis + usize::from(self.inv_dir[axis].is_sign_negative())
+    }
+
+    /// Row holding `axis`' far plane (the other one).
+    #[inline(always)]
+    pub fn far_row(&self, axis: usize) -> usize {
+        self.near_row(axis) ^ 1
+    }
 }
 
 /// Relative enlargement of the far distance, `2γ(3)` (Ize 2013, eq. 1): covers the rounding of
@@ -167,7 +190,8 @@ pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
 #[target_feature(enable = "avx")]
 pub fn box8_avx(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
     // SAFETY: this function is compiled for AVX (its callers checked the CPU); each load reads the
-    // eight floats of one `[f32; 8]` row (`row` < 6: it comes from `ray.near_row` / `far_row`),
+    // eight floats of one `[f32; 8]` row (`row` < 6: the slab test asks for rows `2·axis` and
+    // `2·axis + 1`),
     // unaligned.
     unsafe {
         slab8_avx(
@@ -199,15 +223,11 @@ unsafe fn slab8_avx(
         for axis in 0..3 {
             let o = _mm256_set1_ps(ray.origin[axis]);
             let inv = _mm256_set1_ps(ray.inv_dir[axis]);
-            // The near plane is the max plane where the direction is negative: `near_row` is
-            // derived from the direction's sign, which `inv_dir` keeps (±0 gives ±∞), and BLENDVPS
-            // selects by the sign bit. Fixed rows and a blend instead of row arithmetic per node:
+            // The near plane is the max plane where the direction is negative
+            // ([`BoxRay::near_row`]): the sign of `inv_dir` (±0 gives ±∞), by which BLENDVPS
+            // selects. Fixed rows and a blend instead of row arithmetic per node:
             // 12 fewer instructions per node visit when the ray's rows are not kept in registers.
             let (min_plane, max_plane) = (plane(2 * axis), plane(2 * axis + 1));
-            debug_assert_eq!(
-                ray.near_row[axis] & 1,
-                usize::from(ray.inv_dir[axis].is_sign_negative())
-            );
             let near_plane = _mm256_blendv_ps(min_plane, max_plane, inv);
             let far_plane = _mm256_blendv_ps(max_plane, min_plane, inv);
             near = _mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(near_plane, o), inv), near);
@@ -363,8 +383,8 @@ pub fn qbox8_scalar(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8>
 #[inline(always)]
 pub unsafe fn qbox8_avx2(boxes: &QuantBoxes8, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
     use std::arch::x86_64::*;
-    // SAFETY: the caller guarantees AVX and AVX2. Rows come from `ray.near_row` / `ray.far_row`,
-    // below 6; each byte load reads the eight bytes of one `[u8; 8]` row, unaligned.
+    // SAFETY: the caller guarantees AVX and AVX2. The slab test asks for rows below 6; each byte
+    // load reads the eight bytes of one `[u8; 8]` row, unaligned.
     let mut hits = unsafe {
         // Inlined, so that the intrinsics are compiled for the caller's AVX2.
         slab8_avx(
@@ -409,8 +429,8 @@ pub fn box_scalar<const W: usize>(bounds: &[[f32; W]; 6], ray: &BoxRay, t_max: f
         let mut near = ray.t_min;
         let mut far = f32::INFINITY;
         for axis in 0..3 {
-            let tn = (bounds[ray.near_row[axis]][lane] - ray.origin[axis]) * ray.inv_dir[axis];
-            let tf = (bounds[ray.far_row[axis]][lane] - ray.origin[axis]) * ray.inv_dir[axis];
+            let tn = (bounds[ray.near_row(axis)][lane] - ray.origin[axis]) * ray.inv_dir[axis];
+            let tf = (bounds[ray.far_row(axis)][lane] - ray.origin[axis]) * ray.inv_dir[axis];
             near = max_ps(tn, near);
             far = min_ps(tf, far);
         }
@@ -1288,8 +1308,8 @@ mod sse {
             for axis in 0..3 {
                 let o = _mm_set1_ps(ray.origin[axis]);
                 let inv = _mm_set1_ps(ray.inv_dir[axis]);
-                let near_plane = _mm_loadu_ps(bounds[ray.near_row[axis]].as_ptr().add(first));
-                let far_plane = _mm_loadu_ps(bounds[ray.far_row[axis]].as_ptr().add(first));
+                let near_plane = _mm_loadu_ps(bounds[ray.near_row(axis)].as_ptr().add(first));
+                let far_plane = _mm_loadu_ps(bounds[ray.far_row(axis)].as_ptr().add(first));
                 near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(near_plane, o), inv), near);
                 far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(far_plane, o), inv), far);
             }
@@ -1380,14 +1400,9 @@ mod tests {
 
     fn box_ray(rng: &mut Pcg64) -> BoxRay {
         let dir = [0; 3].map(|_| float(rng));
-        let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(dir[a].is_sign_negative()));
-        BoxRay {
-            origin: [0; 3].map(|_| float(rng)),
-            inv_dir: dir.map(f32::recip),
-            near_row,
-            far_row: near_row.map(|r| r ^ 1),
-            t_min: if rng.gen_bool(0.5) { 0.0 } else { float(rng) },
-        }
+        let origin = [0; 3].map(|_| float(rng));
+        let t_min = if rng.gen_bool(0.5) { 0.0 } else { float(rng) };
+        BoxRay::new(origin, dir, t_min)
     }
 
     /// Random rows of `W` boxes (one lane made empty, as the wide BVH pads its nodes, with
@@ -1642,15 +1657,7 @@ mod tests {
             assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
             let mut reached = [0u32; 8];
             for (i, ray) in rays.iter().enumerate() {
-                let near_row =
-                    [0, 1, 2].map(|a| 2 * a + usize::from(ray.dir[a].is_sign_negative()));
-                let single = BoxRay {
-                    origin: ray.origin.to_array(),
-                    inv_dir: ray.dir.recip().to_array(),
-                    near_row,
-                    far_row: near_row.map(|r| r ^ 1),
-                    t_min: ray.t_min,
-                };
+                let single = BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min);
                 let hits = box_scalar(&bounds, &single, t_max[i]);
                 for lane in (0..8).filter(|&l| hits.mask >> l & 1 == 1) {
                     single_hits += 1;
@@ -1793,14 +1800,7 @@ mod tests {
                 bounds[2 * axis] = [aabb.min[axis]; LANES];
                 bounds[2 * axis + 1] = [aabb.max[axis]; LANES];
             }
-            let near_row = [0, 1, 2].map(|a| 2 * a + usize::from(dir[a].is_sign_negative()));
-            let box_ray = BoxRay {
-                origin: ray.origin.to_array(),
-                inv_dir: dir.recip().to_array(),
-                near_row,
-                far_row: near_row.map(|r| r ^ 1),
-                t_min: ray.t_min,
-            };
+            let box_ray = BoxRay::new(ray.origin.to_array(), dir.to_array(), ray.t_min);
             let hit = box4(&bounds, &box_ray, ray.t_max).mask == 0xF;
             let reference = aabb.intersect_ray(&ray).is_some();
             // The wide test is conservative (padded far distance): it may only add grazing hits.

@@ -154,16 +154,8 @@ impl WideRay {
     /// Prepares `ray` (its `t_max` is passed to [`WideBvh::traverse`] separately, since it shrinks).
     #[inline]
     pub fn new(ray: &Ray) -> Self {
-        let dir = ray.dir.to_array();
-        let near_row = [0, 1, 2].map(|axis| 2 * axis + usize::from(dir[axis].is_sign_negative()));
         Self {
-            boxes: BoxRay {
-                origin: ray.origin.to_array(),
-                inv_dir: dir.map(f32::recip),
-                near_row,
-                far_row: near_row.map(|row| row ^ 1),
-                t_min: ray.t_min,
-            },
+            boxes: BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min),
             valid: ray.is_valid(),
             ordered: true,
         }
