@@ -306,13 +306,11 @@ impl Cursor {
                 } else {
                     mask.trailing_zeros() as usize
                 };
+                // `&`, not `&&`, and a select: no branch on the distances (with `&&` the
+                // comparison became one, mispredicted).
                 let second_nearer =
-                    ray.ordered && hits.t_near[second_lane] < hits.t_near[first_lane];
-                let near = if second_nearer {
-                    second_lane
-                } else {
-                    first_lane
-                };
+                    (hits.t_near[second_lane] < hits.t_near[first_lane]) & ray.ordered;
+                let near = std::hint::select_unpredictable(second_nearer, second_lane, first_lane);
                 let far = first_lane ^ second_lane ^ near;
                 defer(stack, node, far, hits.t_near[far]);
                 let kept = stack.len() - usize::from(mask == 0);
