@@ -601,7 +601,7 @@ mod tests {
             twins.push(twin);
         }
         // All the rays in one run (`traverse_each`): each ray's own leaves.
-        let mut run = LeafRecorder {
+        let mut run = LeafRecorder::<true> {
             rays: &rays,
             t_max: |_| f32::INFINITY,
             stop: |_| false,

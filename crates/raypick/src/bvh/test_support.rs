@@ -71,7 +71,7 @@ pub(crate) fn record_leaf(
 
 /// A run of `rays` ([`RayRun`]) whose walks [`record_leaf`]: ray `k` starts with bound `t_max(k)`,
 /// and its leaves end up in `leaves[k]`.
-pub(crate) struct LeafRecorder<'a> {
+pub(crate) struct LeafRecorder<'a, const NEAREST_FIRST: bool> {
     pub rays: &'a [WideRay],
     pub t_max: fn(usize) -> f32,
     pub stop: fn(usize) -> bool,
@@ -80,7 +80,8 @@ pub(crate) struct LeafRecorder<'a> {
     pub finished: Vec<u32>,
 }
 
-impl RayRun for LeafRecorder<'_> {
+impl<const NEAREST_FIRST: bool> RayRun for LeafRecorder<'_, NEAREST_FIRST> {
+    const NEAREST_FIRST: bool = NEAREST_FIRST;
     type State = (usize, Vec<(usize, usize)>);
 
     fn start(&self, k: usize) -> (WideRay, f32, Self::State) {

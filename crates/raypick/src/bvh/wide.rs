@@ -261,13 +261,16 @@ impl Cursor {
     }
 
     /// One node visit of `ray`'s walk: tests node `index` with `boxes`, goes on with the nearest
-    /// hit child (a leaf is handed to `leaf` at once), defers the others to `stack`, and pops
-    /// deferred children until the next node to test. The body of the traversal loop, shared by
-    /// the single walk and the interleaved ones.
+    /// hit child (`nearest_first`; else the first in the node's order; a leaf is handed to `leaf`
+    /// at once), defers the others to `stack`, and pops deferred children until the next node to
+    /// test. The body of the traversal loop, shared by the single walk and the interleaved ones;
+    /// its arguments are the pieces of a walk and of its tree as those two loops hold them.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn step<N, const W: usize, F, P, B>(
         &mut self,
         ray: &WideRay,
+        nearest_first: bool,
         stack: &mut WalkStack,
         nodes: &[N],
         mut leaf: F,
@@ -309,14 +312,14 @@ impl Cursor {
                 // `&`, not `&&`, and a select: no branch on the distances (with `&&` the
                 // comparison became one, mispredicted).
                 let second_nearer =
-                    (hits.t_near[second_lane] < hits.t_near[first_lane]) & ray.ordered;
+                    (hits.t_near[second_lane] < hits.t_near[first_lane]) & nearest_first;
                 let near = std::hint::select_unpredictable(second_nearer, second_lane, first_lane);
                 let far = first_lane ^ second_lane ^ near;
                 defer(stack, node, far, hits.t_near[far]);
                 let kept = stack.len() - usize::from(mask == 0);
                 stack.truncate(kept);
                 near
-            } else if !ray.ordered {
+            } else if !nearest_first {
                 let mut rest = mask;
                 while rest != 0 {
                     let lane = rest.trailing_zeros() as usize;
@@ -412,7 +415,16 @@ where
     };
     let mut stack = WalkStack::new();
     loop {
-        if let Walked::Over(flow) = at.step(ray, &mut stack, nodes, &mut leaf, &leaf_data, &boxes) {
+        let walked = at.step(
+            ray,
+            ray.ordered,
+            &mut stack,
+            nodes,
+            &mut leaf,
+            &leaf_data,
+            &boxes,
+        );
+        if let Walked::Over(flow) = walked {
             return flow;
         }
     }
@@ -460,8 +472,12 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     loop {
         let (walk, slot) = &mut *current;
         if let Some((state, _)) = slot {
+            // The run's order, a constant of the compiled loop: walks in node order skip the
+            // comparisons that order hit children (about 20 instructions per any-hit ray).
+            debug_assert_eq!(walk.ray.ordered, R::NEAREST_FIRST);
             let walked = walk.at.step(
                 &walk.ray,
+                R::NEAREST_FIRST,
                 &mut walk.stack,
                 nodes,
                 #[inline(always)]
@@ -1063,6 +1079,9 @@ pub trait Traverse {
 /// Implementations mark the methods `#[inline(always)]`, so that they are compiled into the loop
 /// with its CPU features.
 pub trait RayRun {
+    /// Whether the walks take hit children nearest first, or in node order (the rays'
+    /// [`WideRay::in_node_order`]): one order for every ray of a run.
+    const NEAREST_FIRST: bool;
     /// The caller's state for one ray's walk.
     type State;
     /// Ray `i`: its prepared ray, its `t_max` and its state.
@@ -1670,7 +1689,7 @@ mod tests {
         // in the same order for every ray of a run, with per-ray bounds, a t_max that shrinks,
         // walks that the leaf closure stops early (any hit) and invalid rays that reach nothing,
         // so that the interleaved walks end at different times; the state starts afresh per ray
-        // and each walk is finished once.
+        // and each walk is finished once. Runs of rays nearest first, and in node order.
         let (boxes, centroids) = random_boxes(3000, 8);
         let wide = WideBvh::<8>::build(&boxes, &centroids, BuildConfig::BALANCED);
         let mut rng = Pcg64::seed_from_u64(9);
@@ -1680,14 +1699,20 @@ mod tests {
                 if k % 7 == 3 {
                     ray.dir.y = f32::NAN;
                 }
-                let ray = WideRay::new(&ray);
-                if k % 2 == 1 {
-                    ray.in_node_order()
-                } else {
-                    ray
-                }
+                WideRay::new(&ray)
             })
             .collect();
+        runs_visit_what_single_walks_visit::<true>(&wide, &boxes, &centroids, &rays);
+        let in_node_order: Vec<WideRay> = rays.iter().map(|r| r.in_node_order()).collect();
+        runs_visit_what_single_walks_visit::<false>(&wide, &boxes, &centroids, &in_node_order);
+    }
+
+    fn runs_visit_what_single_walks_visit<const NEAREST_FIRST: bool>(
+        wide: &WideBvh<8>,
+        boxes: &[Aabb],
+        centroids: &[Vec3],
+        rays: &[WideRay],
+    ) {
         let t_max_of = |k: usize| {
             if k.is_multiple_of(3) {
                 f32::INFINITY
@@ -1696,14 +1721,14 @@ mod tests {
             }
         };
         let stop = |k: usize| k.is_multiple_of(5);
-        let recorder = || LeafRecorder {
-            rays: &rays,
+        let recorder = || LeafRecorder::<NEAREST_FIRST> {
+            rays,
             t_max: t_max_of,
             stop,
             leaves: vec![Vec::new(); rays.len()],
             finished: vec![0; rays.len()],
         };
-        let single = single_walks(&wide, &rays, t_max_of, stop);
+        let single = single_walks(wide, rays, t_max_of, stop);
         let stops = (0..rays.len()).filter(|&k| single[k].len() >= 3 && stop(k));
         assert!(stops.count() > 20, "some walks must stop early");
         assert!((0..rays.len()).all(|k| k % 7 != 3 || single[k].is_empty()));
@@ -1716,10 +1741,10 @@ mod tests {
             assert!(run.finished[n..].iter().all(|&f| f == 0), "run of {n}");
         }
         // The trait's own loop, which the 4-wide tree uses, against that tree's single walks.
-        let wide4 = WideBvh::<4>::build(&boxes, &centroids, BuildConfig::BALANCED);
+        let wide4 = WideBvh::<4>::build(boxes, centroids, BuildConfig::BALANCED);
         let mut run = recorder();
         wide4.traverse_each(rays.len(), &mut run);
-        assert_eq!(run.leaves, single_walks(&wide4, &rays, t_max_of, stop));
+        assert_eq!(run.leaves, single_walks(&wide4, rays, t_max_of, stop));
         assert!(run.finished.iter().all(|&f| f == 1));
         #[cfg_attr(
             not(all(target_arch = "x86_64", not(feature = "force-scalar"))),

@@ -512,6 +512,7 @@ where
     Col: Fn(&'r Ray) -> C,
     Ans: Fn(&Ray, C) -> T,
 {
+    const NEAREST_FIRST: bool = C::NEAREST_FIRST;
     type State = MeshRay<C>;
 
     #[inline(always)]
