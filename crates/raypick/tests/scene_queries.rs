@@ -48,10 +48,19 @@ fn soup(rng: &mut Pcg64, n: usize, center: Vec3, scale: f32) -> TriMesh {
     TriMesh::new(vertices, indices)
 }
 
-/// Every preset, with float and with quantized (`compact`) mesh BVHs.
+/// A tree of leaves larger than the presets' eight triangles: cheap primitives, so that the SAH
+/// keeps up to 24 in a leaf, which the mesh walks test in several eight-lane passes.
+const LARGE_LEAVES: BuildConfig = BuildConfig {
+    max_leaf_size: 24,
+    intersection_cost: 0.02,
+    ..BuildConfig::BALANCED
+};
+
+/// Every preset and [`LARGE_LEAVES`], with float and with quantized (`compact`) mesh BVHs.
 fn every_config() -> Vec<(String, BuildConfig)> {
     BuildConfig::PRESETS
         .into_iter()
+        .chain([("large leaves", LARGE_LEAVES)])
         .flat_map(|(name, config)| {
             [
                 (name.to_string(), config),
@@ -143,6 +152,17 @@ fn assert_matches_brute_force(scene: &Scene, ray: &Ray, opts: &QueryOptions) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_large_leaf_config_makes_leaves_of_several_passes() {
+    // Not vacuous: the comparisons with brute force below walk leaves of more than eight
+    // triangles (two or three passes of the SIMD triangle test) with this config.
+    let mut rng = Pcg64::seed_from_u64(100);
+    let scene = random_scene(&mut rng, 1.0, LARGE_LEAVES);
+    let stats = scene.geometry_stats(0).expect("a mesh");
+    let large: usize = stats.leaf_size_histogram.iter().skip(9).sum();
+    assert!(large > 5, "{:?}", stats.leaf_size_histogram);
+}
 
 #[test]
 fn bvh_equals_brute_force_on_random_scenes_for_every_preset_and_option() {
