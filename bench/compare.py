@@ -12,7 +12,8 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
   vertices and triangles (so triangle ids agree);
 - makes the two shared ray sets with ../shared/tools/make_rays.py (cached in bench/out/);
 - times closest hit and occlusion (any hit) per engine: warm-up, then the median of --repeat runs
-  (≥ 5), the engines interleaved run by run so that changes of machine load hit all alike, with 1
+  (≥ 5), the engines interleaved run by run (every other round in reverse order) so that changes
+  of machine load hit all alike, with 1
   thread and with all threads where the engine allows it (embreex has no thread setting: its
   all-threads rows split the batch over threads by hand and join the answers, as in the anchors);
   only the engine's call is timed (the cast alone): the rays are put into each engine's input
@@ -22,7 +23,7 @@ What it does (see ../shared/BENCHMARKS.md for the workload):
   differ are checked in f64: a ray grazing an edge may go either way);
 - prints the Mrays/s table, build times, memory per triangle (the resident memory a fresh process
   keeps for each engine's scene, median of three processes: see `probe_memory`) and the ratios
-  raypick / engine.
+  raypick / engine, each the median over the rounds of that round's ratio (`round_ratio`).
 """
 
 import argparse
@@ -92,6 +93,12 @@ def version_of(dist):
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "?"
+
+
+def round_ratio(raypick_times, engine_times):
+    """Speed of raypick relative to an engine: the median over the interleaved rounds of each
+    round's time ratio (paired, so that drifts of the machine's speed between rounds cancel)."""
+    return statistics.median(e / r for r, e in zip(raypick_times, engine_times))
 
 
 def split_run(fn, o, d, threads):
@@ -445,14 +452,15 @@ def main():
                 call = {e.name: getattr(e, "cast" if q == "closest" else "occlude") for e in cell}
                 for e in cell:  # warm-up
                     call[e.name](inputs[e.name], th)
-                for _ in range(args.repeat):
-                    for e in cell:
+                for r in range(args.repeat):
+                    # Every other round in reverse order, so that no engine always runs first.
+                    for e in cell if r % 2 == 0 else cell[::-1]:
                         t0 = time.perf_counter()
                         call[e.name](inputs[e.name], th)
                         times[e.name].append(time.perf_counter() - t0)
                 for e in cell:
                     ts = times[e.name]
-                    results[(e.name, q, sname, th)] = (statistics.median(ts), min(ts), max(ts))
+                    results[(e.name, q, sname, th)] = (statistics.median(ts), min(ts), max(ts), ts)
                     log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / statistics.median(ts) / 1e6:7.2f} Mrays/s")
 
     # Memory: each engine in fresh processes (one engine's freed memory would serve the next).
@@ -492,7 +500,8 @@ def main():
     p("(libraries, lazy imports, thread pools), and the C allocator's free memory is handed back before and")
     p("after the build (malloc_trim), so that the figure counts live memory, not the allocator's slack.")
     p("")
-    p("Ratios raypick / engine (> 1: raypick is faster):")
+    p("Ratios raypick / engine (> 1: raypick is faster), the median over the rounds of each round's")
+    p("ratio (the engines of a round ran moments apart, so a slower spell of the machine cancels):")
     p("")
     p("| engine | " + " | ".join(f"{'closest' if q == 'closest' else 'any-hit'} {s} {t}T" for q, s, t in cols) + " |")
     p("|---|" + "---:|" * len(cols))
@@ -503,7 +512,7 @@ def main():
         cells = []
         for q, s, t in cols:
             a, b = results.get(("raypick", q, s, t)), results.get((e.name, q, s, t))
-            cells.append("–" if a is None or b is None else f"{b[0] / a[0]:.2f}")
+            cells.append("–" if a is None or b is None else f"{round_ratio(a[3], b[3]):.2f}")
         p(f"| {e.name} | " + " | ".join(cells) + " |")
     p("")
     p("Agreement with raypick (closest hit: hit/miss differences, different nearest triangle; occlusion differences):")
