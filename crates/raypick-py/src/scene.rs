@@ -321,25 +321,36 @@ impl CastOut<'_> {
                     built
                         .scene
                         .intersect_into(rays, &QueryOptions::default(), hits);
-                    for (i, hit) in hits.iter().enumerate() {
+                    // The columns zipped row by row: no index, so no bounds check per element.
+                    // Every column's chunk holds this chunk's rays (the same `CHUNK` per row).
+                    debug_assert!(t.len() == hits.len() && normal.len() == 3 * hits.len());
+                    let rows = hits
+                        .iter()
+                        .zip(t.iter_mut())
+                        .zip(geom.iter_mut())
+                        .zip(prim.iter_mut())
+                        .zip(uv.chunks_exact_mut(2))
+                        .zip(normal.chunks_exact_mut(3))
+                        .zip(inst.iter_mut());
+                    for ((((((hit, t), geom), prim), uv), normal), inst) in rows {
                         match hit {
                             Some(h) => {
-                                t[i] = h.t;
-                                geom[i] = built.geometry_id(h);
-                                prim[i] = h.prim;
-                                uv[2 * i..2 * i + 2].copy_from_slice(&[h.u, h.v]);
-                                normal[3 * i..3 * i + 3].copy_from_slice(&h.normal.to_array());
-                                inst[i] = h.instance.unwrap_or(INVALID_ID);
+                                *t = h.t;
+                                *geom = built.geometry_id(h);
+                                *prim = h.prim;
+                                uv.copy_from_slice(&[h.u, h.v]);
+                                normal.copy_from_slice(&h.normal.to_array());
+                                *inst = h.instance.unwrap_or(INVALID_ID);
                             }
                             None => {
                                 // Every element: the arrays' memory may hold an earlier cast's
                                 // answers (`arrays::pooled`).
-                                t[i] = f32::INFINITY;
-                                geom[i] = INVALID_ID;
-                                prim[i] = INVALID_ID;
-                                uv[2 * i..2 * i + 2].fill(0.0);
-                                normal[3 * i..3 * i + 3].fill(0.0);
-                                inst[i] = INVALID_ID;
+                                *t = f32::INFINITY;
+                                *geom = INVALID_ID;
+                                *prim = INVALID_ID;
+                                uv.fill(0.0);
+                                normal.fill(0.0);
+                                *inst = INVALID_ID;
                             }
                         }
                     }
