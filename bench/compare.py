@@ -439,7 +439,7 @@ def main():
 
     # Interleaved: for each cell (query, set, threads) every engine runs once per round, so a change
     # of machine load during the run hits all engines alike and the ratios stay meaningful.
-    results = {}  # (engine, query, set, threads) -> (median, min, max) seconds
+    results = {}  # (engine, query, set, threads) -> the rounds' times in seconds
     answers = {}  # (engine, set) -> (closest-hit (t, prim), occlusion)
     for sname, rays in sets.items():
         inputs = {e.name: e.prepare(rays) for e in engines}
@@ -460,7 +460,7 @@ def main():
                         times[e.name].append(time.perf_counter() - t0)
                 for e in cell:
                     ts = times[e.name]
-                    results[(e.name, q, sname, th)] = (statistics.median(ts), min(ts), max(ts), ts)
+                    results[(e.name, q, sname, th)] = ts
                     log(f"{e.name:34s} {q:8s} {sname:10s} {th}T: {len(rays) / statistics.median(ts) / 1e6:7.2f} Mrays/s")
 
     # Memory: each engine in fresh processes (one engine's freed memory would serve the next).
@@ -492,7 +492,7 @@ def main():
         cells = []
         for q, s, t in cols:
             r = results.get((e.name, q, s, t))
-            cells.append("–" if r is None else f"{len(sets[s]) / r[0] / 1e6:.2f}")
+            cells.append("–" if r is None else f"{len(sets[s]) / statistics.median(r) / 1e6:.2f}")
         p(f"| {e.name} | {e.version} | " + " | ".join(cells) + f" | {e.build_ms:.0f} | {memory[e.name]} |")
     p("")
     p("memory B/tri: resident memory a fresh Python process keeps for the engine's scene (its copy of the mesh")
@@ -512,7 +512,7 @@ def main():
         cells = []
         for q, s, t in cols:
             a, b = results.get(("raypick", q, s, t)), results.get((e.name, q, s, t))
-            cells.append("–" if a is None or b is None else f"{round_ratio(a[3], b[3]):.2f}")
+            cells.append("–" if a is None or b is None else f"{round_ratio(a, b):.2f}")
         p(f"| {e.name} | " + " | ".join(cells) + " |")
     p("")
     p("Agreement with raypick (closest hit: hit/miss differences, different nearest triangle; occlusion differences):")
