@@ -190,9 +190,8 @@ pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
 #[target_feature(enable = "avx")]
 pub fn box8_avx(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
     // SAFETY: this function is compiled for AVX (its callers checked the CPU); each load reads the
-    // eight floats of one `[f32; 8]` row (`row` < 6: the slab test asks for rows `2·axis` and
-    // `2·axis + 1`),
-    // unaligned.
+    // eight floats of one `[f32; 8]` row, unaligned (`row` < 6: the slab test asks for rows
+    // `2·axis` and `2·axis + 1`).
     unsafe {
         slab8_avx(
             ray,
