@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A/B timing of two revisions of the engine in one process (what and why: bench/ab/main.rs).
+#
+#   RAYS=/path/to/rays.bin bench/ab/run.sh REV_A REV_B
+#
+# REV_A, REV_B: git revisions, or WORKTREE for the working tree's crates/raypick. The other
+# settings are main.rs's environment variables (MESH, MODE, ROUNDS, EPOCHS, CHUNK, THREADS, SAME,
+# A_* / B_*). Builds under target/ab (a crate outside the workspace); nothing here runs in CI.
+set -euo pipefail
+[ $# -eq 2 ] || { sed -n 2,9p "$0"; exit 2; }
+repo=$(git rev-parse --show-toplevel)
+work="$repo/target/ab"
+mkdir -p "$work/src"
+for x in a b; do
+    rev=$([ $x = a ] && echo "$1" || echo "$2")
+    dst="$work/raypick_$x"
+    rm -rf "$dst" && mkdir -p "$dst"
+    if [ "$rev" = WORKTREE ]; then
+        cp -r "$repo/crates/raypick/." "$dst/"
+    else
+        git -C "$repo" archive "$rev" crates/raypick | tar -x -C "$dst" --strip-components=2
+    fi
+    rm -rf "$dst/benches" "$dst/tests"
+    # The crate's manifest outside the workspace: renamed, and every `workspace = true` resolved
+    # from the root manifest.
+    python3 - "$repo/Cargo.toml" "$dst/Cargo.toml" "raypick_$x" <<'PY'
+import sys, tomllib
+root, path, name = sys.argv[1:]
+ws = tomllib.load(open(root, "rb"))["workspace"]
+crate = tomllib.load(open(path, "rb"))
+def dep(key, spec):
+    if not (isinstance(spec, dict) and spec.pop("workspace", False)):
+        return spec
+    base = ws["dependencies"][key]
+    base = {"version": base} if isinstance(base, str) else dict(base)
+    return {**base, **spec}
+def toml(v):
+    if isinstance(v, bool): return "true" if v else "false"
+    if isinstance(v, str): return '"%s"' % v
+    if isinstance(v, list): return "[" + ", ".join(toml(x) for x in v) + "]"
+    if isinstance(v, dict): return "{ " + ", ".join(f"{k} = {toml(x)}" for k, x in v.items()) + " }"
+    return str(v)
+lines = ["[package]", f'name = "{name}"', f'version = "{ws["package"]["version"]}"', f'edition = "{ws["package"]["edition"]}"', "", "[features]"]
+lines += [f"{k} = {toml(v)}" for k, v in crate.get("features", {}).items()]
+lines += ["", "[dependencies]"]
+lines += [f"{k} = {toml(dep(k, v))}" for k, v in crate["dependencies"].items()]
+for cfg, table in crate.get("target", {}).items():
+    lines += ["", f"[target.'{cfg}'.dependencies]"]
+    lines += [f"{k} = {toml(dep(k, v))}" for k, v in table.get("dependencies", {}).items()]
+open(path, "w").write("\n".join(lines) + "\n")
+PY
+done
+cp "$repo/bench/ab/main.rs" "$work/src/main.rs"
+cat > "$work/Cargo.toml" <<TOML
+[package]
+name = "raypick-ab"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+raypick_a = { path = "raypick_a" }
+raypick_b = { path = "raypick_b" }
+raypick-bench = { path = "$repo/crates/raypick-bench" }
+glam = "0.30"
+rayon = "1.10"
+
+# As the workspace's release profile.
+[profile.release]
+lto = "thin"
+codegen-units = 1
+debug = "line-tables-only"
+
+[workspace]
+TOML
+(cd "$work" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
+cd "$repo" && "$work/target/release/raypick-ab"
