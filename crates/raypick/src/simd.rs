@@ -657,6 +657,19 @@ impl PacketBoxRay {
         }
     }
 
+    /// Whether any ray of the packet can reach `bounds` ([`packet_box_scalar`] on that one box, no
+    /// bound on `t`): when not, every ray of the packet misses whatever lies inside it. Once per
+    /// packet, so scalar.
+    #[inline]
+    pub fn reaches(&self, bounds: &crate::Aabb) -> bool {
+        if bounds.is_empty() {
+            return false;
+        }
+        let (lo, hi) = (bounds.min.to_array(), bounds.max.to_array());
+        let rows = [[lo[0]], [hi[0]], [lo[1]], [hi[1]], [lo[2]], [hi[2]]];
+        packet_box_scalar::<1>(&rows, self, f32::INFINITY).mask != 0
+    }
+
     /// Whether the rays look alike enough for a packet walk to pay: one origin and directions
     /// within [`CONE_SPREAD`] of each other (a perspective camera's neighbouring pixels), or
     /// reciprocal directions within [`COHERENT_SPREAD`] of each other (an orthographic camera's).
@@ -1674,6 +1687,35 @@ mod tests {
             single_hits > 100_000 && partial > 10_000,
             "{single_hits} {partial}"
         );
+    }
+
+    #[test]
+    fn a_packet_reaches_every_box_one_of_its_rays_reaches() {
+        let mut rng = Pcg64::seed_from_u64(37);
+        let (mut reached, mut missed) = (0, 0);
+        for _ in 0..20_000 {
+            let (rays, bounds, _) = random_packet_case(&mut rng);
+            let packet = PacketBoxRay::new(&rays).expect("one octant, finite 1/dir");
+            for lane in 0..8 {
+                let b = crate::Aabb::new(
+                    glam::Vec3::new(bounds[0][lane], bounds[2][lane], bounds[4][lane]),
+                    glam::Vec3::new(bounds[1][lane], bounds[3][lane], bounds[5][lane]),
+                );
+                let any_ray = rays.iter().any(|ray| {
+                    let single = BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min);
+                    box_scalar(&bounds, &single, f32::INFINITY).mask >> lane & 1 == 1
+                });
+                if any_ray {
+                    reached += 1;
+                    assert!(packet.reaches(&b), "{rays:?} {b:?}");
+                } else if !packet.reaches(&b) {
+                    missed += 1;
+                }
+            }
+            assert!(!packet.reaches(&crate::Aabb::EMPTY));
+        }
+        // Both answers occur: the test is not vacuous either way.
+        assert!(reached > 50_000 && missed > 10_000, "{reached} {missed}");
     }
 
     #[test]

@@ -934,6 +934,14 @@ fn packets_of_camera_rays_answer_like_single_rays() {
                     let occl: Vec<bool> =
                         rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
                     assert_eq!(scene.occluded_batch(&rays, &opts), occl, "{name} {kind}");
+                    // Into buffers holding other answers: every answer is written, misses too
+                    // (packets that miss the scene's box are answered without a walk).
+                    let mut into = vec![single.iter().flatten().next().copied(); rays.len()];
+                    scene.intersect_batch_into(&rays, &opts, &mut into);
+                    assert_eq!(into, batch, "{name} {kind}: into a used buffer");
+                    let mut into = vec![true; rays.len()];
+                    scene.occluded_batch_into(&rays, &opts, &mut into);
+                    assert_eq!(into, occl, "{name} {kind}: into a used buffer");
                 }
                 for ray in rays.iter().step_by(17) {
                     assert_matches_brute_force(&scene, ray, &QueryOptions::default());

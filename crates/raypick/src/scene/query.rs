@@ -420,7 +420,7 @@ impl Scene {
     /// ([`coherent_packet`]) when the scene [`Scene::takes_packets`], `singles` for the runs of
     /// rays between them (one ray at a time). `packet(rays, packet, active, out)` must answer
     /// exactly as `singles` would for each ray (the tests hold it to that).
-    fn each_ray<T>(
+    fn each_ray<T: Default>(
         &self,
         rays: &[Ray],
         out: &mut [T],
@@ -443,7 +443,14 @@ impl Scene {
                 unreachable!("groups of PACKET")
             };
             if let Some((active, p)) = coherent_packet(group_rays) {
-                packet(group_rays, &p, active, group_out);
+                if p.reaches(&self.bounds) {
+                    packet(group_rays, &p, active, group_out);
+                } else {
+                    // Every ray misses the scene's box, so the scene: the answers of a miss
+                    // (`None`, `false`) without collectors, walk or answer conversions (on the
+                    // shared bunny camera, about half of the packets).
+                    group_out.fill_with(T::default);
+                }
                 if run < start {
                     singles(&rays[run..start], &mut out[run..start]);
                 }
