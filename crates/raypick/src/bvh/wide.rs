@@ -590,11 +590,25 @@ pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
             stack.push((child, count, node_rays, hits.t_near[lane]));
         };
         if mask != 0 {
-            // Nearest child first, as in the single-ray loop.
+            // Nearest child first, as in the single-ray loop, and ordered as there: two hit
+            // children by one comparison and a select, three or four by the four-key network.
             let first_lane = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let next_lane = if mask == 0 {
                 first_lane
+            } else if mask & (mask - 1) == 0 {
+                let second_lane = mask.trailing_zeros() as usize;
+                let second_nearer = hits.t_near[second_lane] < hits.t_near[first_lane];
+                let near = std::hint::select_unpredictable(second_nearer, second_lane, first_lane);
+                defer(&mut stack, first_lane ^ second_lane ^ near);
+                near
+            } else if (mask & (mask - 1)).count_ones() <= 1 {
+                let keys = far_first4::<W>(mask | 1 << first_lane, &hits.t_near);
+                let n = mask.count_ones() as usize + 1;
+                for &key in &keys[..n - 1] {
+                    defer(&mut stack, key_lane::<W>(key));
+                }
+                key_lane::<W>(keys[n - 1])
             } else {
                 let keys = far_first(mask | 1 << first_lane, &hits.t_near);
                 let n = mask.count_ones() as usize + 1;
