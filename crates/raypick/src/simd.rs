@@ -804,6 +804,52 @@ pub fn packet_box_scalar<const W: usize>(
     BoxHits { mask, t_near }
 }
 
+/// The lanes `i` with `t <= bounds[i]`, as a mask (false for NaN): which rays of a packet a child
+/// entered at `t` can still matter to ([`crate::bvh::wide::WideBvh::traverse_packet`]). Two SSE
+/// halves on x86-64 (the fold compiled to about 40 scalar and vector instructions), else the
+/// scalar twin.
+#[inline(always)]
+pub fn lanes_reaching(t: f32, bounds: &[f32; 8]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::lanes_reaching(t, bounds)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        lanes_reaching_scalar(t, bounds)
+    }
+}
+
+/// Scalar twin (the spec) of [`lanes_reaching`].
+#[inline(always)]
+pub fn lanes_reaching_scalar(t: f32, bounds: &[f32; 8]) -> u32 {
+    (0..8).fold(0, |m, i| m | u32::from(t <= bounds[i]) << i)
+}
+
+/// The largest of `values[i]` over the lanes of `mask` (`-∞` for none), for values that are not
+/// NaN: the bound of a packet's node test. Two SSE halves on x86-64, else the scalar twin.
+#[inline(always)]
+pub fn lanes_max(values: &[f32; 8], mask: u32) -> f32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::lanes_max(values, mask)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        lanes_max_scalar(values, mask)
+    }
+}
+
+/// Scalar twin (the spec) of [`lanes_max`]. The maximum of numbers does not depend on the order it
+/// is taken in, up to the sign of a zero (which compares equal, and the bound is only compared), so
+/// the SIMD version may pair the lanes differently.
+#[inline(always)]
+pub fn lanes_max_scalar(values: &[f32; 8], mask: u32) -> f32 {
+    (0..8)
+        .filter(|i| mask >> i & 1 == 1)
+        .fold(f32::NEG_INFINITY, |m, i| max_ps(values[i], m))
+}
+
 /// Asks the CPU to start loading every cache line of `values` (at most [`PREFETCH_MAX`] bytes from
 /// the start) into all cache levels; a hint with no effect on results. Used by the BVH traversal
 /// for the node it tests next (a whole 8-wide node is four lines, whose last one, the child
@@ -1287,6 +1333,40 @@ mod sse {
     use super::{Box4Hits, BoxHits, BoxRay, ShearRay, Tri4, FAR_PAD, LANES};
 
     #[inline(always)]
+    pub fn lanes_reaching(t: f32, bounds: &[f32; 8]) -> u32 {
+        // SAFETY: SSE is always available on x86-64 (see the module docs); the two loads read the
+        // eight floats of `bounds`, unaligned.
+        unsafe {
+            let t = _mm_set1_ps(t);
+            let lo = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr()));
+            let hi = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr().add(4)));
+            (_mm_movemask_ps(lo) | _mm_movemask_ps(hi) << 4) as u32
+        }
+    }
+
+    #[inline(always)]
+    pub fn lanes_max(values: &[f32; 8], mask: u32) -> f32 {
+        // SAFETY: SSE2 is always available on x86-64 (see the module docs); the two loads read the
+        // eight floats of `values`, unaligned.
+        unsafe {
+            // Lane i of a half is kept when bit i of its four mask bits is set, else -∞.
+            let bits = _mm_setr_epi32(1, 2, 4, 8);
+            let keep = |m: u32| {
+                let m = _mm_set1_epi32(m as i32);
+                _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(m, bits), bits))
+            };
+            let ninf = _mm_set1_ps(f32::NEG_INFINITY);
+            let pick = |v: __m128, k: __m128| _mm_or_ps(_mm_and_ps(k, v), _mm_andnot_ps(k, ninf));
+            let lo = pick(_mm_loadu_ps(values.as_ptr()), keep(mask & 15));
+            let hi = pick(_mm_loadu_ps(values.as_ptr().add(4)), keep(mask >> 4 & 15));
+            let m = _mm_max_ps(lo, hi);
+            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+            let m = _mm_max_ss(m, _mm_shuffle_ps::<0b01>(m, m));
+            _mm_cvtss_f32(m)
+        }
+    }
+
+    #[inline(always)]
     pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
         let mut t_near = [0.0f32; LANES];
         let mask = half(bounds, 0, ray, t_max, &mut t_near);
@@ -1687,6 +1767,45 @@ mod tests {
             single_hits > 100_000 && partial > 10_000,
             "{single_hits} {partial}"
         );
+    }
+
+    #[test]
+    fn lane_folds_equal_their_scalar_twins() {
+        let mut rng = Pcg64::seed_from_u64(43);
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+        ];
+        let value = |rng: &mut Pcg64| {
+            if rng.gen_bool(0.2) {
+                specials[rng.gen_range(0..specials.len())]
+            } else {
+                rng.gen_range(-2.0f32..2.0) * 10f32.powi(rng.gen_range(-6..7))
+            }
+        };
+        let (mut reached, mut partial) = (0, 0);
+        for _ in 0..100_000 {
+            let values: [f32; 8] = std::array::from_fn(|_| value(&mut rng));
+            let t = if rng.gen_bool(0.02) {
+                f32::NAN
+            } else {
+                value(&mut rng)
+            };
+            let mask = rng.gen_range(0..256u32);
+            let lanes = lanes_reaching(t, &values);
+            assert_eq!(lanes, lanes_reaching_scalar(t, &values), "{t} {values:?}");
+            reached += lanes.count_ones();
+            partial += u32::from(lanes != 0 && lanes != 0xff);
+            // Equal as numbers (a zero's sign may differ with the pairing).
+            let (fast, twin) = (lanes_max(&values, mask), lanes_max_scalar(&values, mask));
+            assert!(fast == twin, "{mask:#b} {values:?}: {fast} against {twin}");
+        }
+        assert!(reached > 100_000 && partial > 10_000, "{reached} {partial}");
     }
 
     #[test]

@@ -66,7 +66,8 @@ use super::traverse::prune_bound;
 use super::validate::{validate_wide, WideLane, WideTreeView};
 use super::{Bvh, BvhStats, ValidationError, MAX_DEPTH};
 use crate::simd::{
-    box4, box8, packet_box8, prefetch, prefetch_lines, BoxHits, BoxRay, PacketBoxRay,
+    box4, box8, lanes_max, lanes_reaching, packet_box8, prefetch, prefetch_lines, BoxHits, BoxRay,
+    PacketBoxRay,
 };
 
 /// Every leaf starts at a multiple of this in [`WideBvh::prim_ids`]: the lane count of the
@@ -553,17 +554,11 @@ pub(crate) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
     // The rays of `rays` whose bound reaches `t_near`, and the largest bound of `rays`.
     #[inline(always)]
     fn reaching(prune: &[f32; PACKET], rays: u32, t_near: f32) -> u32 {
-        (0..PACKET).fold(0, |m, i| m | (rays & u32::from(t_near <= prune[i]) << i))
+        rays & lanes_reaching(t_near, prune)
     }
     #[inline(always)]
     fn bound(prune: &[f32; PACKET], rays: u32) -> f32 {
-        (0..PACKET).fold(f32::NEG_INFINITY, |b, i| {
-            if rays >> i & 1 == 1 {
-                b.max(prune[i])
-            } else {
-                b
-            }
-        })
+        lanes_max(prune, rays)
     }
     // Deferred children: (index, count, rays, smallest entry distance of the packet).
     let mut stack: ArrayVec<(u32, u32, u32, f32), { stack_size(8) }> = ArrayVec::new();
