@@ -13,7 +13,7 @@ use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{tri_candidates, tri_hits, HitRay, PacketBoxRay, TriHits, LANES};
+use crate::simd::{tri_candidates, tri_hits, HitRay, PacketBoxRay, Tri4, TriHits, LANES};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -314,52 +314,82 @@ impl MeshAccel {
         col: &mut C,
         hits: &LeafHits,
     ) -> ControlFlow<()> {
-        // Two blocks per pass (one 8-lane AVX pass where the CPU has it). A leaf is never empty,
+        // Two blocks per pass (one 8-wide AVX pass where the CPU has it). A leaf is never empty,
         // and with the presets' leaves of at most eight triangles it is one pass: the test is at
         // the bottom (`step_by`'s trip count and its first test cost about 15 instructions per
         // leaf).
         debug_assert!(!range.is_empty());
         let mut base = range.start;
         loop {
-            let live = (range.end - base).min(2 * LANES);
-            let first_block = base / LANES;
-            let blocks = &self.blocks[first_block..first_block + live.div_ceil(LANES)];
-            let leaf_lanes = (1 << live) - 1;
-            let decided = if hits.cull_object_front {
-                TriHits {
-                    undecided: tri_candidates(blocks, &hray.shear) & leaf_lanes,
-                    ..TriHits::NONE
-                }
-            } else {
-                tri_hits(blocks, leaf_lanes, hray, *t_max)
-            };
-            let mut lanes = decided.hit | decided.undecided;
-            while lanes != 0 {
-                let lane = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                let slot = base + lane;
-                let h = if decided.hit >> lane & 1 != 0 {
-                    TriHit {
-                        t: decided.t[lane],
-                        u: decided.u[lane],
-                        v: decided.v[lane],
-                    }
-                } else {
-                    match self.test_undecided(ray_local, slot, hits, C::EDGES) {
-                        Some(h) => h,
-                        None => continue,
-                    }
-                };
-                if h.t <= *t_max {
-                    col.offer(self.raw_hit(slot, h, hits))?;
-                    *t_max = col.t_max();
-                }
+            let (blocks, leaf_lanes) = self.pass_blocks(base, range.end);
+            if let ControlFlow::Break(()) =
+                self.pass(blocks, leaf_lanes, base, ray_local, hray, t_max, col, hits)
+            {
+                return ControlFlow::Break(());
             }
             base += 2 * LANES;
             if base >= range.end {
                 return ControlFlow::Continue(());
             }
         }
+    }
+
+    /// The blocks of the pass of [`MeshAccel::leaf`] from position `base` of a leaf ending at
+    /// `end`, and the mask of its lanes that belong to the leaf.
+    #[inline(always)]
+    fn pass_blocks(&self, base: usize, end: usize) -> (&[Tri4], u32) {
+        let live = (end - base).min(2 * LANES);
+        let first_block = base / LANES;
+        let blocks = &self.blocks[first_block..first_block + live.div_ceil(LANES)];
+        (blocks, (1 << live) - 1)
+    }
+
+    /// One pass of [`MeshAccel::leaf`]: the triangles of `blocks` (from position `base`, lanes
+    /// `leaf_lanes`) against one ray.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn pass<C: Collector>(
+        &self,
+        blocks: &[Tri4],
+        leaf_lanes: u32,
+        base: usize,
+        ray_local: &Ray,
+        hray: &HitRay,
+        t_max: &mut f32,
+        col: &mut C,
+        hits: &LeafHits,
+    ) -> ControlFlow<()> {
+        let decided = if hits.cull_object_front {
+            TriHits {
+                undecided: tri_candidates(blocks, &hray.shear) & leaf_lanes,
+                ..TriHits::NONE
+            }
+        } else {
+            tri_hits(blocks, leaf_lanes, hray, *t_max)
+        };
+        let mut lanes = decided.hit | decided.undecided;
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let slot = base + lane;
+            let h = if decided.hit >> lane & 1 != 0 {
+                TriHit {
+                    t: decided.t[lane],
+                    u: decided.u[lane],
+                    v: decided.v[lane],
+                }
+            } else {
+                match self.test_undecided(ray_local, slot, hits, C::EDGES) {
+                    Some(h) => h,
+                    None => continue,
+                }
+            };
+            if h.t <= *t_max {
+                col.offer(self.raw_hit(slot, h, hits))?;
+                *t_max = col.t_max();
+            }
+        }
+        ControlFlow::Continue(())
     }
 
     /// [`MeshAccel::visit`] (BVH mode) for the rays of `active` together
@@ -395,25 +425,37 @@ impl MeshAccel {
             &mut t_max,
             // Inlined into the packet loop, compiled for its CPU features.
             #[inline(always)]
+            // Pass by pass, each of the leaf's rays in turn: the pass's blocks are found once
+            // for all of them. A ray's passes come in the same order as in a single walk.
             |range, rays, t_max| {
                 let mut finished = 0;
-                let mut rs = rays;
-                while rs != 0 {
-                    let i = rs.trailing_zeros() as usize;
-                    rs &= rs - 1;
-                    let hray = kernel_rays[i].get_or_insert_with(|| {
-                        WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling)
-                    });
-                    let leaf = self.leaf(
-                        range.clone(),
-                        &rays_local[i],
-                        hray,
-                        &mut t_max[i],
-                        &mut cols[i],
-                        &hits,
-                    );
-                    if leaf.is_break() {
-                        finished |= 1 << i;
+                let mut base = range.start;
+                loop {
+                    let (blocks, leaf_lanes) = self.pass_blocks(base, range.end);
+                    let mut rs = rays & !finished;
+                    while rs != 0 {
+                        let i = rs.trailing_zeros() as usize;
+                        rs &= rs - 1;
+                        let hray = kernel_rays[i].get_or_insert_with(|| {
+                            WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling)
+                        });
+                        let pass = self.pass(
+                            blocks,
+                            leaf_lanes,
+                            base,
+                            &rays_local[i],
+                            hray,
+                            &mut t_max[i],
+                            &mut cols[i],
+                            &hits,
+                        );
+                        if pass.is_break() {
+                            finished |= 1 << i;
+                        }
+                    }
+                    base += 2 * LANES;
+                    if base >= range.end {
+                        break;
                     }
                 }
                 done |= finished;
