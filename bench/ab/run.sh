@@ -29,6 +29,10 @@ for x in a b; do
         git -C "$repo" archive "$rev" crates/raypick | tar -x -C "$dst" --strip-components=2
     fi
     rm -rf "$dst/benches" "$dst/tests"
+    # `git archive` gives the files their commit's time, which can be older than the last build
+    # in this directory: cargo would then keep the other revision's library. Fresh times force
+    # the rebuild.
+    find "$dst" -type f -exec touch {} +
     # The crate's manifest outside the workspace: renamed, and every `workspace = true` resolved
     # from the root manifest.
     python3 - "$repo/Cargo.toml" "$dst/Cargo.toml" "raypick_$x" <<'PY'
