@@ -322,11 +322,7 @@ impl MeshAccel {
         let mut base = range.start;
         loop {
             let (blocks, leaf_lanes) = self.pass_blocks(base, range.end);
-            if let ControlFlow::Break(()) =
-                self.pass(blocks, leaf_lanes, base, ray_local, hray, t_max, col, hits)
-            {
-                return ControlFlow::Break(());
-            }
+            self.pass(blocks, leaf_lanes, base, ray_local, hray, t_max, col, hits)?;
             base += 2 * LANES;
             if base >= range.end {
                 return ControlFlow::Continue(());
