@@ -448,7 +448,7 @@ impl Scene {
                 } else {
                     // Every ray misses the scene's box, so the scene: the answers of a miss
                     // (`None`, `false`) without collectors, walk or answer conversions (on the
-                    // shared bunny camera, about half of the packets).
+                    // shared bunny camera, a third of the packets).
                     group_out.fill_with(T::default);
                 }
                 if run < start {

@@ -419,10 +419,10 @@ impl MeshAccel {
             &packet.translated(self.offset.to_array()),
             active,
             &mut t_max,
-            // Inlined into the packet loop, compiled for its CPU features.
+            // Inlined into the packet loop, compiled for its CPU features. Pass by pass, each of
+            // the leaf's rays in turn: the pass's blocks are found once for all of them. A ray's
+            // passes come in the same order as in a single walk.
             #[inline(always)]
-            // Pass by pass, each of the leaf's rays in turn: the pass's blocks are found once
-            // for all of them. A ray's passes come in the same order as in a single walk.
             |range, rays, t_max| {
                 let mut finished = 0;
                 let mut base = range.start;
