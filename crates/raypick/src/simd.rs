@@ -525,8 +525,10 @@ impl PacketBoxRay {
 
     /// The mask of the valid rays among `rays` ([`crate::Ray::is_valid`]) and their packet
     /// ([`PacketBoxRay::new`]), in one pass: with AVX, the eight rays (eight floats each) are
-    /// loaded as an 8×8 block and transposed, so every check and bound is one 8-lane operation.
-    /// Bit for bit the scalar twin's answer ([`PacketBoxRay::of_eight_scalar`]).
+    /// loaded as an 8×8 block; its transpose gives every check as one 8-lane operation, and its
+    /// rows, folded by element-wise minima and maxima, every bound at once (groups with invalid
+    /// rays go to the twin). Bit for bit the scalar twin's answer
+    /// ([`PacketBoxRay::of_eight_scalar`]).
     #[inline]
     pub fn of_eight(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
@@ -608,39 +610,48 @@ impl PacketBoxRay {
                 ),
             );
             let valid = _mm256_movemask_ps(ok) as u32;
-            if valid == 0 {
-                return (0, None);
+            if valid != 0xff {
+                // No valid ray, or some invalid (rare: a camera's rays are all valid): the twin,
+                // which skips them.
+                return Self::of_eight_scalar(rays);
             }
-            // One octant over the valid rays; the octant is the first valid ray's.
-            let first = valid.trailing_zeros();
-            let signs = [dx, dy, dz].map(|d| _mm256_movemask_ps(d) as u32 & valid);
-            let octant = (0..3).fold(0, |o, a| o | (signs[a] >> first & 1) << a);
-            if (0..3).any(|a| signs[a] != 0 && signs[a] != valid) {
+            // One octant: each direction component's sign bits all clear or all set.
+            let signs = [dx, dy, dz].map(|d| _mm256_movemask_ps(d) as u32);
+            if signs.iter().any(|&s| s != 0 && s != 0xff) {
                 return (valid, None);
             }
-            let one = _mm256_set1_ps(1.0);
-            let inv = [dx, dy, dz].map(|d| _mm256_div_ps(one, d));
-            let inv_finite = inv.iter().fold(ok, |m, &x| _mm256_and_ps(m, finite(x)));
-            if _mm256_movemask_ps(inv_finite) as u32 != valid {
-                return (valid, None);
-            }
-            // Bounds over the valid lanes (the others replaced by ±∞), zeros made positive as in
-            // the scalar twin.
-            let reduce = |x: __m256, fill: __m256, op: unsafe fn(__m256, __m256) -> __m256| {
-                let x = _mm256_blendv_ps(fill, x, ok);
-                let x = op(x, _mm256_permute2f128_ps::<0x01>(x, x));
-                let x = op(x, _mm256_permute_ps::<0x4E>(x));
-                let x = op(x, _mm256_permute_ps::<0xB1>(x));
-                _mm256_cvtss_f32(x) + 0.0
+            let octant = (0..3).fold(0, |o, a| o | (signs[a] & 1) << a);
+            // The bounds over the rays, every field at once: the element-wise minimum and maximum
+            // of the rays' rows, no reduction across lanes.
+            let fold = |op: unsafe fn(__m256, __m256) -> __m256| {
+                let [a, b, c, d] = [0, 2, 4, 6].map(|i| op(r[i], r[i + 1]));
+                op(op(a, b), op(c, d))
             };
-            let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
-            let hmin = |x: __m256| reduce(x, inf, _mm256_min_ps);
-            let hmax = |x: __m256| reduce(x, ninf, _mm256_max_ps);
-            let o = [ox, oy, oz];
+            let (lo, hi) = (fold(_mm256_min_ps), fold(_mm256_max_ps));
+            // In one octant `1/d` falls as `d` grows, and correctly rounded division is monotone:
+            // the smallest reciprocal is `1/max d` and the largest `1/min d`, bit for bit the
+            // extremes of the rays' own reciprocals, and all of those are finite when these two are.
+            let one = _mm256_set1_ps(1.0);
+            let (inv_of_hi, inv_of_lo) = (_mm256_div_ps(one, hi), _mm256_div_ps(one, lo));
+            let to_array = |x: __m256| {
+                let mut a = [0.0f32; 8];
+                _mm256_storeu_ps(a.as_mut_ptr(), x);
+                a
+            };
+            // `+ 0.0` makes zeros positive as in the scalar twin.
+            let [lo, hi, inv_of_hi, inv_of_lo] =
+                [lo, hi, inv_of_hi, inv_of_lo].map(|x| to_array(_mm256_add_ps(x, zero)));
+            let (inv_lo, inv_hi) = (
+                [3, 4, 5].map(|k| inv_of_hi[k]),
+                [3, 4, 5].map(|k| inv_of_lo[k]),
+            );
+            if !inv_lo.iter().chain(&inv_hi).all(|x| x.is_finite()) {
+                return (valid, None);
+            }
             let packet = Self::from_parts(
                 octant,
-                [o.map(&hmin), o.map(&hmax), inv.map(&hmin), inv.map(&hmax)],
-                hmin(t_min),
+                [[lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]], inv_lo, inv_hi],
+                lo[6],
             );
             (valid, Some(packet))
         }
@@ -658,10 +669,26 @@ impl PacketBoxRay {
     }
 
     /// Whether any ray of the packet can reach `bounds` ([`packet_box_scalar`] on that one box, no
-    /// bound on `t`): when not, every ray of the packet misses whatever lies inside it. Once per
-    /// packet, so scalar.
+    /// bound on `t`): when not, every ray of the packet misses whatever lies inside it. One SSE
+    /// lane per axis on x86-64, else the scalar twin.
     #[inline]
     pub fn reaches(&self, bounds: &crate::Aabb) -> bool {
+        if bounds.is_empty() {
+            return false;
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            sse::packet_reaches(self, bounds.min.to_array(), bounds.max.to_array())
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+        {
+            self.reaches_scalar(bounds)
+        }
+    }
+
+    /// Scalar twin (the spec) of [`PacketBoxRay::reaches`].
+    #[inline]
+    pub fn reaches_scalar(&self, bounds: &crate::Aabb) -> bool {
         if bounds.is_empty() {
             return false;
         }
@@ -1330,7 +1357,7 @@ mod sse {
     //! attribute, hence one block per routine.
     use std::arch::x86_64::*;
 
-    use super::{Box4Hits, BoxHits, BoxRay, ShearRay, Tri4, FAR_PAD, LANES};
+    use super::{Box4Hits, BoxHits, BoxRay, PacketBoxRay, ShearRay, Tri4, FAR_PAD, LANES};
 
     #[inline(always)]
     pub fn lanes_reaching(t: f32, bounds: &[f32; 8]) -> u32 {
@@ -1341,6 +1368,52 @@ mod sse {
             let lo = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr()));
             let hi = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr().add(4)));
             (_mm_movemask_ps(lo) | _mm_movemask_ps(hi) << 4) as u32
+        }
+    }
+
+    /// [`PacketBoxRay::reaches`] of a non-empty box `lo..hi`: the three axes' slabs in lanes 0-2
+    /// (lane 3 is ignored), each lane the twin's operations in the twin's order.
+    #[inline]
+    pub fn packet_reaches(p: &PacketBoxRay, lo: [f32; 3], hi: [f32; 3]) -> bool {
+        let plane = |row: [usize; 3]| {
+            let mut x = [0.0; 3];
+            for axis in 0..3 {
+                x[axis] = if row[axis] & 1 == 0 {
+                    lo[axis]
+                } else {
+                    hi[axis]
+                };
+            }
+            x
+        };
+        // SAFETY: SSE is always available on x86-64 (see the module docs); no memory is read
+        // through pointers.
+        unsafe {
+            let set = |a: [f32; 3]| _mm_setr_ps(a[0], a[1], a[2], 0.0);
+            let (o_lo, o_hi) = (set(p.origin_lo), set(p.origin_hi));
+            let (inv_lo, inv_hi) = (set(p.inv_lo), set(p.inv_hi));
+            let corners = |plane: __m128, op: unsafe fn(__m128, __m128) -> __m128| {
+                let (lo, hi) = (_mm_sub_ps(plane, o_hi), _mm_sub_ps(plane, o_lo));
+                op(
+                    op(_mm_mul_ps(lo, inv_lo), _mm_mul_ps(lo, inv_hi)),
+                    op(_mm_mul_ps(hi, inv_lo), _mm_mul_ps(hi, inv_hi)),
+                )
+            };
+            let tn = corners(set(plane(p.near_row)), _mm_min_ps);
+            let tf = corners(set(plane(p.far_row)), _mm_max_ps);
+            // The twin folds the axes in order x, y, z: near from `t_min` by `max`, far from ∞ by
+            // `min` (the same first operands, so the same results for every input).
+            let lane = |x: __m128, k: i32| match k {
+                0 => _mm_cvtss_f32(x),
+                1 => _mm_cvtss_f32(_mm_shuffle_ps::<0b01>(x, x)),
+                _ => _mm_cvtss_f32(_mm_shuffle_ps::<0b10>(x, x)),
+            };
+            let (mut near, mut far) = (p.t_min, f32::INFINITY);
+            for k in 0..3 {
+                near = super::max_ps(lane(tn, k), near);
+                far = super::min_ps(lane(tf, k), far);
+            }
+            super::slab_hit(near, far, f32::INFINITY)
         }
     }
 
@@ -1824,6 +1897,12 @@ mod tests {
                     let single = BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min);
                     box_scalar(&bounds, &single, f32::INFINITY).mask >> lane & 1 == 1
                 });
+                // The SSE version answers as its scalar twin.
+                assert_eq!(
+                    packet.reaches(&b),
+                    packet.reaches_scalar(&b),
+                    "{rays:?} {b:?}"
+                );
                 if any_ray {
                     reached += 1;
                     assert!(packet.reaches(&b), "{rays:?} {b:?}");
