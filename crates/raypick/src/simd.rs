@@ -831,6 +831,31 @@ pub fn packet_box_scalar<const W: usize>(
     BoxHits { mask, t_near }
 }
 
+/// The eight rays with `offset` subtracted from their origins (`Ray { origin: o - offset, ..ray }`,
+/// a mesh's frame): on x86-64 one SSE subtraction per ray, of `[offset, 0]` from the origin and
+/// the direction's `x` (`x - 0 = x` bit for bit for every number, a NaN stays a NaN), else the
+/// scalar twin.
+#[inline(always)]
+pub fn moved_rays(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::moved_rays(rays, offset)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        moved_rays_scalar(rays, offset)
+    }
+}
+
+/// Scalar twin (the spec) of [`moved_rays`].
+#[inline(always)]
+pub fn moved_rays_scalar(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+    rays.map(|ray| crate::Ray {
+        origin: ray.origin - offset,
+        ..ray
+    })
+}
+
 /// The lanes `i` with `t <= bounds[i]`, as a mask (false for NaN): which rays of a packet a child
 /// entered at `t` can still matter to ([`crate::bvh::wide::WideBvh::traverse_packet`]). Two SSE
 /// halves on x86-64 (the fold compiled to about 40 scalar and vector instructions), else the
@@ -1418,6 +1443,26 @@ mod sse {
     }
 
     #[inline(always)]
+    pub fn moved_rays(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+        let mut out = *rays;
+        // SAFETY: SSE is always available on x86-64 (see the module docs); `Ray` is `repr(C)`,
+        // eight f32 with the origin first (checked at compile time in `geom::ray`), so each load
+        // reads and each store writes the first four floats of one ray of `rays` / `out`,
+        // unaligned.
+        unsafe {
+            let by = _mm_setr_ps(offset.x, offset.y, offset.z, 0.0);
+            for (ray, moved) in rays.iter().zip(&mut out) {
+                let head = _mm_loadu_ps((ray as *const crate::Ray).cast::<f32>());
+                _mm_storeu_ps(
+                    (moved as *mut crate::Ray).cast::<f32>(),
+                    _mm_sub_ps(head, by),
+                );
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
     pub fn lanes_max(values: &[f32; 8], mask: u32) -> f32 {
         // SAFETY: SSE2 is always available on x86-64 (see the module docs); the two loads read the
         // eight floats of `values`, unaligned.
@@ -1840,6 +1885,38 @@ mod tests {
             single_hits > 100_000 && partial > 10_000,
             "{single_hits} {partial}"
         );
+    }
+
+    #[test]
+    fn moved_rays_equal_their_scalar_twin() {
+        use crate::Ray;
+        use glam::Vec3;
+        let mut rng = Pcg64::seed_from_u64(47);
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for _ in 0..20_000 {
+            let mut v = || Vec3::from_array([0; 3].map(|_| float(&mut rng)));
+            let rays: [Ray; 8] = std::array::from_fn(|_| Ray {
+                origin: v(),
+                dir: v(),
+                t_min: 0.0,
+                t_max: f32::INFINITY,
+            });
+            let offset = v();
+            let (fast, twin) = (moved_rays(&rays, offset), moved_rays_scalar(&rays, offset));
+            for (a, b) in fast.iter().zip(&twin) {
+                let fields = |r: &Ray| {
+                    [r.origin.to_array(), r.dir.to_array()]
+                        .concat()
+                        .into_iter()
+                        .chain([r.t_min, r.t_max])
+                        .collect::<Vec<_>>()
+                };
+                assert!(
+                    fields(a).iter().zip(fields(b)).all(|(&x, y)| same(x, y)),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -410,7 +410,8 @@ impl MeshAccel {
             }
             return done;
         };
-        let rays_local = rays.map(|ray| self.local(&ray));
+        // `self.local` of each ray, in SSE.
+        let rays_local = crate::simd::moved_rays(rays, self.offset);
         let hits = LeafHits::new(geom, ctx);
         let mut kernel_rays: [Option<HitRay>; PACKET] = [None; PACKET];
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
