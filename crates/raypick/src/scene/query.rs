@@ -9,7 +9,7 @@ use super::traverse::{Collector, Ctx, Mode};
 use super::{Accel, Geometry, Hit, QueryOptions, Scene};
 use crate::bvh::wide::PACKET;
 use crate::geom::triangle::EdgeRule;
-use crate::simd::{PacketBoxRay, LANES};
+use crate::simd::{prefetch, PacketBoxRay, LANES};
 use crate::Ray;
 
 /// Rays per rayon task in the batch queries: large enough to amortize the task, small enough to
@@ -435,6 +435,12 @@ impl Scene {
         let mut run = 0;
         let groups = rays.len() / PACKET * PACKET;
         for start in (0..groups).step_by(PACKET) {
+            // The rays of the group after next and their answers, asked for now: a batch reads
+            // its rays and writes its answers once, in order, and a group waited for both.
+            let ahead = (start + 2 * PACKET).min(rays.len());
+            let ahead = ahead..(ahead + PACKET).min(rays.len());
+            prefetch(&rays[ahead.clone()]);
+            prefetch(&out[ahead]);
             let group = start..start + PACKET;
             let (Ok(group_rays), Ok(group_out)) = (
                 <&[Ray; PACKET]>::try_from(&rays[group.clone()]),
