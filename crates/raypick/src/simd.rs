@@ -765,8 +765,9 @@ pub fn packet_box8(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> Bo
 pub fn packet_box8_avx(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> BoxHits<8> {
     // Rays from one point (a pinhole camera's): `plane − o_lo` and `plane − o_hi` are the same
     // number, the four corner products two, and the minimum (maximum) of the four is that of the
-    // two, bit for bit. Half the subtractions and products.
-    if ray.origin_lo == ray.origin_hi {
+    // two, bit for bit. Half the subtractions and products. (Compared as bits: a `-0` and a `+0`
+    // bound would give differently signed zeros.)
+    if ray.origin_lo.map(f32::to_bits) == ray.origin_hi.map(f32::to_bits) {
         packet_box8_avx_with::<true>(bounds, ray, t_max)
     } else {
         packet_box8_avx_with::<false>(bounds, ray, t_max)
