@@ -221,8 +221,11 @@ type WalkStack = ArrayVec<(u32, u32, f32), { stack_size(8) }>;
 /// are a [`WalkStack`] beside it.
 #[derive(Clone, Copy, Debug)]
 struct Cursor {
-    /// The node to test next.
+    /// The node to test next, or the first position of the leaf to test next when `leaf > 0`.
     index: usize,
+    /// Triangle count of the leaf to test next (asked for from memory by the step that chose it),
+    /// 0 for a node.
+    leaf: u32,
     t_max: f32,
     /// [`prune_bound`] of `t_max`: entry distances beyond it cannot matter.
     prune: f32,
@@ -254,6 +257,7 @@ impl Cursor {
         }
         let mut at = Self {
             index: 0,
+            leaf: 0,
             t_max,
             prune: prune_bound(t_max),
         };
@@ -272,6 +276,7 @@ impl Cursor {
         &mut self,
         ray: &WideRay,
         nearest_first: bool,
+        defer_leaf: bool,
         stack: &mut WalkStack,
         nodes: &[N],
         mut leaf: F,
@@ -291,6 +296,16 @@ impl Cursor {
             prefetch_child(nodes, child, count, leaf_data);
             stack.push((child, count, t_near));
         };
+        if self.leaf != 0 {
+            // The leaf chosen by the last step, whose data was asked for then.
+            let first = self.index;
+            let count = std::mem::take(&mut self.leaf);
+            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+                return Walked::Over(ControlFlow::Break(()));
+            }
+            self.prune = prune_bound(self.t_max);
+            return self.pop(stack, nodes, &mut leaf);
+        }
         let node = node_at(nodes, self.index);
         let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
@@ -357,14 +372,30 @@ impl Cursor {
             if count == 0 {
                 return self.go_to(nodes, child);
             }
+            if defer_leaf {
+                // Tested at the walk's next step, its data asked for now: the other walk's step
+                // runs while it arrives.
+                prefetch_child(nodes, child, count, leaf_data);
+                self.index = child as usize;
+                self.leaf = count;
+                return Walked::Going;
+            }
             let first = child as usize;
             if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
                 return Walked::Over(ControlFlow::Break(()));
             }
             self.prune = prune_bound(self.t_max);
         }
-        // Pop the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
-        // handled right here.
+        self.pop(stack, nodes, &mut leaf)
+    }
+
+    /// Pops the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
+    /// handled right here (their data was asked for when they were deferred).
+    #[inline(always)]
+    fn pop<N, F>(&mut self, stack: &mut WalkStack, nodes: &[N], leaf: &mut F) -> Walked
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    {
         loop {
             let Some((next, count, t_near)) = stack.pop() else {
                 return Walked::Over(ControlFlow::Continue(()));
@@ -419,6 +450,8 @@ where
         let walked = at.step(
             ray,
             ray.ordered,
+            // A lone walk has nothing to overlap a deferred leaf with.
+            false,
             &mut stack,
             nodes,
             &mut leaf,
@@ -457,6 +490,7 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             ray: WideRay::new(&Ray::new(Vec3::ZERO, Vec3::X)),
             at: Cursor {
                 index: 0,
+                leaf: 0,
                 t_max: 0.0,
                 prune: 0.0,
             },
@@ -478,6 +512,11 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             debug_assert_eq!(walk.ray.ordered, R::NEAREST_FIRST);
             let walked = walk.at.step(
                 &walk.ray,
+                R::NEAREST_FIRST,
+                // Closest-hit walks test the nearest child's leaf one turn later, its data asked
+                // for now: bunny incoherent rays 1.04-1.06x (4 % more instructions), the
+                // conference room's level. Any-hit walks mostly end at that leaf, and the extra
+                // turn cost the conference room 4 % of its any-hit speed.
                 R::NEAREST_FIRST,
                 &mut walk.stack,
                 nodes,
