@@ -226,6 +226,8 @@ struct Cursor {
     /// Triangle count of the leaf to test next (asked for from memory by the step that chose it),
     /// 0 for a node.
     leaf: u32,
+    /// Nodes tested so far.
+    visits: u32,
     t_max: f32,
     /// [`prune_bound`] of `t_max`: entry distances beyond it cannot matter.
     prune: f32,
@@ -237,6 +239,12 @@ struct Walk {
     at: Cursor,
     stack: WalkStack,
 }
+
+/// Node visits after which a walk that may defer a leaf does ([`Cursor::step`]): a leaf reached
+/// from the first two nodes lies near the root, where a tree's few top leaves serve many rays and
+/// stay in the cache (the conference room's walls: deferring them cost 1-3 %), and is tested at
+/// once; a deeper one is asked for and tested at the walk's next turn (bunny 1.04-1.06x).
+const DEFER_AFTER_VISITS: u32 = 3;
 
 /// What a [`Cursor::step`] left.
 enum Walked {
@@ -258,6 +266,7 @@ impl Cursor {
         let mut at = Self {
             index: 0,
             leaf: 0,
+            visits: 0,
             t_max,
             prune: prune_bound(t_max),
         };
@@ -307,6 +316,7 @@ impl Cursor {
             return self.pop(stack, nodes, &mut leaf);
         }
         let node = node_at(nodes, self.index);
+        self.visits += 1;
         let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
         if mask != 0 {
@@ -372,7 +382,7 @@ impl Cursor {
             if count == 0 {
                 return self.go_to(nodes, child);
             }
-            if defer_leaf {
+            if defer_leaf && self.visits >= DEFER_AFTER_VISITS {
                 // Tested at the walk's next step, its data asked for now: the other walk's step
                 // runs while it arrives.
                 prefetch_child(nodes, child, count, leaf_data);
@@ -491,6 +501,7 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             at: Cursor {
                 index: 0,
                 leaf: 0,
+                visits: 0,
                 t_max: 0.0,
                 prune: 0.0,
             },
@@ -513,10 +524,10 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             let walked = walk.at.step(
                 &walk.ray,
                 R::NEAREST_FIRST,
-                // Closest-hit walks test the nearest child's leaf one turn later, its data asked
-                // for now: bunny incoherent rays 1.04-1.06x (4 % more instructions), the
-                // conference room's level. Any-hit walks mostly end at that leaf, and the extra
-                // turn cost the conference room 4 % of its any-hit speed.
+                // Closest-hit walks test a deep nearest child's leaf one turn later, its data
+                // asked for now (`DEFER_AFTER_VISITS`): bunny incoherent rays 1.04-1.06x, 4 % more
+                // instructions. Any-hit walks mostly end at that leaf, and the extra turn cost
+                // the conference room 4 % of its any-hit speed.
                 R::NEAREST_FIRST,
                 &mut walk.stack,
                 nodes,
