@@ -242,8 +242,9 @@ struct Walk {
 
 /// Node visits after which a walk that may defer a leaf does ([`Cursor::step`]): a leaf reached
 /// from the first two nodes lies near the root, where a tree's few top leaves serve many rays and
-/// stay in the cache (the conference room's walls: deferring them cost 1-3 %), and is tested at
-/// once; a deeper one is asked for and tested at the walk's next turn (bunny 1.04-1.06x).
+/// stay in the cache (the conference room's walls: deferring them cost 1-3 % of its closest-hit
+/// speed and 4 % of its any-hit speed), and is tested at once; a deeper one is asked for and
+/// tested at the walk's next turn (bunny 1.04-1.06x).
 const DEFER_AFTER_VISITS: u32 = 3;
 
 /// What a [`Cursor::step`] left.
@@ -524,11 +525,10 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             let walked = walk.at.step(
                 &walk.ray,
                 R::NEAREST_FIRST,
-                // Closest-hit walks test a deep nearest child's leaf one turn later, its data
-                // asked for now (`DEFER_AFTER_VISITS`): bunny incoherent rays 1.04-1.06x, 4 % more
-                // instructions. Any-hit walks mostly end at that leaf, and the extra turn cost
-                // the conference room 4 % of its any-hit speed.
-                R::NEAREST_FIRST,
+                // A deep leaf as the next child is tested one turn later, its data asked for now
+                // (`DEFER_AFTER_VISITS`): bunny incoherent rays 1.04-1.06x (closest and any hit),
+                // 4 % more instructions.
+                true,
                 &mut walk.stack,
                 nodes,
                 #[inline(always)]
