@@ -277,9 +277,11 @@ impl Cursor {
 
     /// One node visit of `ray`'s walk: tests node `index` with `boxes`, goes on with the nearest
     /// hit child (`nearest_first`; else the first in the node's order; a leaf is handed to `leaf`
-    /// at once), defers the others to `stack`, and pops deferred children until the next node to
-    /// test. The body of the traversal loop, shared by the single walk and the interleaved ones;
-    /// its arguments are the pieces of a walk and of its tree as those two loops hold them.
+    /// at once, or, with `defer_leaf` and past [`DEFER_AFTER_VISITS`] visits, asked for and kept
+    /// for the walk's next step), defers the others to `stack`, and pops deferred children until
+    /// the next node to test. The body of the traversal loop, shared by the single walk and the
+    /// interleaved ones; its arguments are the pieces of a walk and of its tree as those two loops
+    /// hold them.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn step<N, const W: usize, F, P, B>(
