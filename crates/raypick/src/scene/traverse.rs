@@ -389,8 +389,8 @@ impl MeshAccel {
     }
 
     /// [`MeshAccel::visit`] (BVH mode) for the rays of `active` together
-    /// ([`WideBvh::traverse_packet`]; `packet` holds them all); returns the rays whose collector
-    /// stopped the walk.
+    /// ([`WideBvh::traverse_packet`](crate::bvh::wide::WideBvh::traverse_packet); `packet` holds
+    /// them all); returns the rays whose collector stopped the walk.
     fn visit_packet<C: Collector>(
         &self,
         rays: &[Ray; PACKET],
