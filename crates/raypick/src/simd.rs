@@ -673,12 +673,10 @@ impl PacketBoxRay {
     /// lane per axis on x86-64, else the scalar twin.
     #[inline]
     pub fn reaches(&self, bounds: &crate::Aabb) -> bool {
-        if bounds.is_empty() {
-            return false;
-        }
         #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
         {
-            sse::packet_reaches(self, bounds.min.to_array(), bounds.max.to_array())
+            !bounds.is_empty()
+                && sse::packet_reaches(self, bounds.min.to_array(), bounds.max.to_array())
         }
         #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
         {
