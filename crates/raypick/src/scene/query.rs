@@ -156,8 +156,8 @@ impl Scene {
 
     /// The answer of a closest-hit query from its collector.
     #[inline(always)]
-    fn closest_answer(&self, ray: &Ray, col: Closest) -> Option<Hit> {
-        col.best.map(|raw| self.finish(ray, &raw))
+    fn closest_answer(&self, ray: &Ray, col: &Closest) -> Option<Hit> {
+        col.best.as_ref().map(|raw| self.finish(ray, raw))
     }
 
     /// The collector of an any-hit query.
@@ -176,7 +176,7 @@ impl Scene {
         }
         let mut col = self.closest_col(ray, opts);
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
-        self.closest_answer(ray, col)
+        self.closest_answer(ray, &col)
     }
 
     fn any(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
@@ -368,7 +368,7 @@ impl Scene {
                     out,
                     opts,
                     |ray| self.closest_col(ray, opts),
-                    |ray, col| self.closest_answer(ray, col),
+                    |ray, col| self.closest_answer(ray, &col),
                 )
             },
             &|rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
@@ -478,7 +478,8 @@ impl Scene {
     ) {
         let mut cols: [Closest; PACKET] = std::array::from_fn(|i| self.closest_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
-        for ((col, out), ray) in cols.into_iter().zip(out).zip(rays) {
+        // By reference: moving the eight collectors out of the array copied each of them.
+        for ((col, out), ray) in cols.iter().zip(out).zip(rays) {
             *out = self.closest_answer(ray, col);
         }
     }
