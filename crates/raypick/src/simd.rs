@@ -20,7 +20,10 @@
 //!   twin [`tri_candidates_scalar`];
 //! - [`tri_hits`]: the whole watertight test on one or two blocks in one 8-lane AVX pass (hit, `t`,
 //!   barycentrics), leaving to the scalar kernel only the lanes with an edge function rounded to 0;
-//!   twin [`tri_hits_scalar`] (also what CPUs without AVX run);
+//!   twin [`tri_hits_scalar`] (also what CPUs without AVX run); split in two for a packet's rays
+//!   from one point, [`tri_rows`] (the triangles relative to the origin, once per pass, twin
+//!   [`tri_rows_scalar`]) and [`tri_hits_rows`] (the rest, per ray, twin
+//!   [`tri_hits_rows_scalar`]);
 //! - [`qbox8`] (scalar dequantization, SSE test) and [`qbox8_avx2`]: the same slab test on the 8-bit
 //!   child boxes of a quantized node ([`QuantBoxes8`]); twin [`qbox8_scalar`];
 //! - [`prefetch`]: a cache hint (no twin needed: it changes no result).
@@ -1005,6 +1008,21 @@ impl ShearRay {
     fn permute<T: Copy>(&self, p: [T; 3]) -> [T; 3] {
         self.axes().map(|a| p[a])
     }
+
+    /// A key that two shear rays share exactly when they have the same origin (bit for bit) and
+    /// axes, so the same [`tri_rows`]. Packed into two integers from the fields' own values: a
+    /// comparison of the fields as arrays read them back with wide loads across the narrower
+    /// stores that had just written them, which the CPU cannot forward (any-hit camera rays ran
+    /// 7 % slower for it).
+    #[inline(always)]
+    pub fn frame(&self) -> [u64; 2] {
+        let [x, y, z] = self.origin.map(f32::to_bits);
+        let [kx, ky, kz] = self.axes().map(|a| a as u64);
+        [
+            u64::from(x) << 32 | u64::from(y),
+            u64::from(z) << 32 | kx << 16 | ky << 8 | kz,
+        ]
+    }
 }
 
 /// Lanes of `tris` that the watertight kernel may hit: bit `i` is clear only when triangle `i`'s
@@ -1203,6 +1221,117 @@ pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) ->
     out
 }
 
+/// The first step of [`tri_hits`], which depends on the ray only through its origin and axes: the
+/// vertices of one or two blocks relative to `shear.origin`, their components in the order
+/// `[kx, ky, kz]` of `shear.axes`, eight lanes (a single block fills both halves, as in
+/// [`tri_hits`]). The rays of a packet from one point that share the axes (a camera's
+/// neighbouring pixels, nearly always) have the same rows: a packet's leaf computes them once per
+/// pass and each ray goes on from them ([`tri_hits_rows`]), bit for bit as [`tri_hits`] would.
+#[inline(always)]
+pub fn tri_rows(blocks: &[Tri4], shear: &ShearRay) -> TriRows {
+    debug_assert!(matches!(blocks.len(), 1 | 2));
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if has_avx() {
+        let (a, b) = (&blocks[0], &blocks[blocks.len() - 1]);
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx::tri8_rows(a, b, shear) };
+    }
+    tri_rows_scalar(blocks, shear)
+}
+
+/// Scalar twin of [`tri_rows`].
+#[inline(always)]
+pub fn tri_rows_scalar(blocks: &[Tri4], shear: &ShearRay) -> TriRows {
+    let mut rows = TriRows {
+        p: [[[0.0; 8]; 3]; 3],
+    };
+    for (half, block) in [&blocks[0], &blocks[blocks.len() - 1]]
+        .into_iter()
+        .enumerate()
+    {
+        for lane in 0..LANES {
+            for (k, vertex) in rows.p.iter_mut().enumerate() {
+                let rel = shear
+                    .permute([0, 1, 2].map(|axis| block.v[k][axis][lane] - shear.origin[axis]));
+                for (row, value) in vertex.iter_mut().zip(rel) {
+                    row[LANES * half + lane] = value;
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// [`tri_hits`] from the pass's [`TriRows`] (made by [`tri_rows`] with this ray's origin and
+/// axes): the same answer, without the rows' loads and subtractions.
+#[inline(always)]
+pub fn tri_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if has_avx() {
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx::tri8_hits_rows(rows, lanes, ray, t_max) };
+    }
+    tri_hits_rows_scalar(rows, lanes, ray, t_max)
+}
+
+/// Scalar twin of [`tri_hits_rows`] (and the second step of [`tri_hits_scalar`]).
+#[inline(always)]
+pub fn tri_hits_rows_scalar(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    let mut out = TriHits::NONE;
+    let sh = &ray.shear;
+    for k in 0..2 * LANES {
+        if lanes >> k & 1 == 0 {
+            continue;
+        }
+        // Vertex `vertex` relative to the origin, in the order [kx, ky, kz].
+        let rel = |vertex: usize| rows.p[vertex].map(|row| row[k]);
+        let (pa, pb, pc) = (rel(0), rel(1), rel(2));
+        let xy = |p: [f32; 3]| (p[0] + sh.sx * p[2], p[1] + sh.sy * p[2]);
+        let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
+        let u = cx * by - cy * bx;
+        let v = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        if u == 0.0 || v == 0.0 || w == 0.0 {
+            out.undecided |= 1 << k;
+            continue;
+        }
+        let neg = u < 0.0 || v < 0.0 || w < 0.0;
+        let pos = u > 0.0 || v > 0.0 || w > 0.0;
+        if neg && (ray.cull_back || pos) {
+            continue;
+        }
+        let det = u + v + w;
+        if det == 0.0 {
+            continue;
+        }
+        let (az, bz, cz) = (ray.sz * pa[2], ray.sz * pb[2], ray.sz * pc[2]);
+        let t_scaled = u * az + v * bz + w * cz;
+        let rcp = 1.0 / det;
+        if !rcp.is_finite() {
+            out.undecided |= 1 << k;
+            continue;
+        }
+        let t = t_scaled * rcp;
+        if t >= ray.t_min && t <= t_max && t.is_finite() {
+            out.hit |= 1 << k;
+            out.t[k] = t;
+            out.u[k] = v * rcp;
+            out.v[k] = w * rcp;
+        }
+    }
+    out
+}
+
+/// The first step of the watertight test on a pass's eight triangles ([`tri_rows`]): `p[k][j]` is
+/// row `j` of vertex `k`, component `axes[j]` of the vertex minus the origin's, one lane per
+/// triangle. 288 bytes, aligned for AVX loads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(32))]
+pub struct TriRows {
+    /// `p[k][j][lane]`.
+    pub p: [[[f32; 8]; 3]; 3],
+}
+
 /// `true` when the CPU has AVX. Asked once per process; then one relaxed load.
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 #[inline]
@@ -1216,7 +1345,7 @@ mod avx {
     //! 8-lane AVX versions; callers check that the CPU has AVX ([`super::has_avx`]).
     use std::arch::x86_64::*;
 
-    use super::{HitRay, ShearRay, Tri4, TriHits};
+    use super::{HitRay, ShearRay, Tri4, TriHits, TriRows};
 
     /// Row `axis` of vertex `k`, the lanes of `a` low and those of `b` high, minus the origin.
     #[inline]
@@ -1307,15 +1436,70 @@ mod avx {
     /// The CPU must support AVX.
     #[inline(always)]
     pub unsafe fn tri8_hits(a: &Tri4, b: &Tri4, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
-        // SAFETY: the caller guarantees AVX; each load reads the four floats of one `[f32; 4]`
-        // row, each store the eight floats of one `[f32; 8]`, unaligned.
+        let sh = &ray.shear;
+        // SAFETY: the caller guarantees AVX.
         unsafe {
-            let sh = &ray.shear;
-            let (pa, pb, pc) = (
+            let rows = [
                 permuted(a, b, 0, sh),
                 permuted(a, b, 1, sh),
                 permuted(a, b, 2, sh),
-            );
+            ];
+            hits_of_rows(rows, lanes, ray, t_max)
+        }
+    }
+
+    /// [`super::tri_rows`] of `a` (lanes 0–3) and `b` (lanes 4–7).
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    pub unsafe fn tri8_rows(a: &Tri4, b: &Tri4, shear: &ShearRay) -> TriRows {
+        let mut out = TriRows {
+            p: [[[0.0; 8]; 3]; 3],
+        };
+        // SAFETY: the caller guarantees AVX; each store writes the eight floats of one
+        // `[f32; 8]` row, aligned (`TriRows` is 32-byte aligned, each row 32 bytes).
+        unsafe {
+            for (k, vertex) in out.p.iter_mut().enumerate() {
+                let rows = permuted(a, b, k, shear);
+                for (dst, row) in vertex.iter_mut().zip(rows) {
+                    _mm256_store_ps(dst.as_mut_ptr(), row);
+                }
+            }
+        }
+        out
+    }
+
+    /// [`super::tri_hits_rows`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    pub unsafe fn tri8_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+        // SAFETY: the caller guarantees AVX; each load reads the eight floats of one `[f32; 8]`
+        // row, aligned (as in `tri8_rows`).
+        unsafe {
+            let load = |k: usize| rows.p[k].map(|row| _mm256_load_ps(row.as_ptr()));
+            hits_of_rows([load(0), load(1), load(2)], lanes, ray, t_max)
+        }
+    }
+
+    /// The watertight test from the three vertices' rows (relative to the origin, in the order
+    /// `[kx, ky, kz]`) on: the twin's steps as lane masks.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn hits_of_rows(
+        [pa, pb, pc]: [[__m256; 3]; 3],
+        lanes: u32,
+        ray: &HitRay,
+        t_max: f32,
+    ) -> TriHits {
+        // SAFETY: the caller guarantees AVX; each store writes the eight floats of one
+        // `[f32; 8]`, unaligned.
+        unsafe {
+            let sh = &ray.shear;
             let (sx, sy) = (_mm256_set1_ps(sh.sx), _mm256_set1_ps(sh.sy));
             let xy = |p: [__m256; 3]| {
                 (
@@ -2281,6 +2465,12 @@ mod tests {
             for n in 1..=2 {
                 // Every block's lanes, and a leaf that ends inside the last block.
                 let live = 1 + rng.gen_range(0..LANES * n);
+                // The rows shared by a packet's rays: the same bits in SIMD and twin, and the
+                // same answers from them as from the blocks.
+                let rows = tri_rows(&blocks[..n], &ray.shear);
+                let rows_twin = tri_rows_scalar(&blocks[..n], &ray.shear);
+                let bits = |r: &TriRows| r.p.map(|k| k.map(|row| row.map(f32::to_bits)));
+                assert_eq!(bits(&rows), bits(&rows_twin), "{blocks:?} {ray:?}");
                 for lanes in [(1u32 << (LANES * n)) - 1, (1 << live) - 1] {
                     let simd = tri_hits(&blocks[..n], lanes, &ray, t_max);
                     let twin = tri_hits_scalar(&blocks[..n], lanes, &ray, t_max);
@@ -2290,6 +2480,14 @@ mod tests {
                         "{blocks:?} {lanes:b} {ray:?} {t_max}"
                     );
                     assert_eq!((simd.hit | simd.undecided) & !lanes, 0);
+                    let from_rows = tri_hits_rows(&rows, lanes, &ray, t_max);
+                    let from_rows_twin = tri_hits_rows_scalar(&rows, lanes, &ray, t_max);
+                    assert_eq!(
+                        hits_key(&from_rows),
+                        hits_key(&simd),
+                        "{blocks:?} {lanes:b}"
+                    );
+                    assert_eq!(hits_key(&from_rows_twin), hits_key(&simd), "{blocks:?}");
                 }
             }
             let two = tri_hits_scalar(&blocks, 0xFF, &ray, t_max);

@@ -897,8 +897,30 @@ fn camera_batches(rng: &mut Pcg64, scale: f32) -> Vec<(&'static str, Vec<Ray>)> 
             _ => Ray::new(eye, Vec3::new(f32::NAN, 1.0, 1.0)),
         };
     }
+    // Looking along a diagonal of the x-z plane: the directions' largest component is x for
+    // some pixels of a row and z for their neighbours, so some packets hold rays of both kinds
+    // (the watertight test's axes differ within the packet).
+    let side = Vec3::new(2.4, 0.8, 2.4) * scale;
+    let diagonal_fwd = (Vec3::new(0.0, 0.3, 0.0) * scale - side).normalize();
+    let diagonal_right = diagonal_fwd.cross(Vec3::Y).normalize();
+    let diagonal_up = diagonal_right.cross(diagonal_fwd);
+    // Fields of view wide enough that neighbouring pixels are no packet (single rays), and
+    // narrow enough that they are (eight neighbours within `CONE_SPREAD`).
+    let diagonal = |spread: f32| {
+        grid(&mut |px, py| {
+            Ray::new(
+                side,
+                diagonal_fwd + (px * diagonal_right + py * diagonal_up) * spread,
+            )
+        })
+    };
+    let (diagonal_wide, diagonal_narrow) = (diagonal(0.3), diagonal(0.03));
+    let narrow = grid(&mut |px, py| Ray::new(eye, fwd + (px * right + py * up) * 0.03));
     vec![
         ("perspective", perspective),
+        ("narrow perspective", narrow),
+        ("diagonal", diagonal_wide),
+        ("narrow diagonal", diagonal_narrow),
         ("segments", segments),
         ("orthographic", ortho),
         ("axis-aligned", down),
@@ -920,6 +942,29 @@ fn packets_of_camera_rays_answer_like_single_rays() {
             b.add_mesh(icosphere(3, Vec3::new(0.0, 0.6, 0.0) * scale, scale * 0.5));
             let scene = b.build().unwrap();
             for (kind, rays) in camera_batches(&mut rng, scale) {
+                let groups = || {
+                    rays.chunks_exact(8)
+                        .map(|g| <&[Ray; 8]>::try_from(g).unwrap())
+                };
+                if kind.starts_with("narrow") {
+                    // Not vacuous: most groups of eight are walked as packets.
+                    let packets = groups()
+                        .filter(|g| {
+                            raypick::simd::PacketBoxRay::of_eight(g)
+                                .1
+                                .is_some_and(|p| p.is_coherent())
+                        })
+                        .count();
+                    assert!(packets * 2 > rays.len() / 8, "{kind}: {packets} packets");
+                }
+                if kind.ends_with("diagonal") {
+                    // Some groups mix rays whose largest direction component is x with rays
+                    // whose largest is z: the watertight test's axes differ within them.
+                    let largest_is_x = |r: &Ray| r.dir.x.abs() > r.dir.z.abs();
+                    assert!(
+                        groups().any(|g| g.iter().any(largest_is_x) && !g.iter().all(largest_is_x))
+                    );
+                }
                 for opts in option_sets() {
                     let single: Vec<Option<Hit>> = rays
                         .iter()

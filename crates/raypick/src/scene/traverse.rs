@@ -13,7 +13,10 @@ use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
-use crate::simd::{tri_candidates, tri_hits, HitRay, PacketBoxRay, Tri4, TriHits, LANES};
+use crate::simd::{
+    tri_candidates, tri_hits, tri_hits_rows, tri_rows, HitRay, PacketBoxRay, ShearRay, Tri4,
+    TriHits, LANES,
+};
 use crate::Ray;
 
 /// Whether to use the BVHs or test every primitive.
@@ -355,14 +358,43 @@ impl MeshAccel {
         col: &mut C,
         hits: &LeafHits,
     ) -> ControlFlow<()> {
-        let decided = if hits.cull_object_front {
+        let decided = self.decide(blocks, leaf_lanes, hray, *t_max, hits);
+        self.offer(decided, base, ray_local, t_max, col, hits)
+    }
+
+    /// The SIMD part of one pass: [`tri_hits`], or for a mirroring instance that culls back
+    /// faces its prefilter (every candidate then goes to the kernel).
+    #[inline(always)]
+    fn decide(
+        &self,
+        blocks: &[Tri4],
+        leaf_lanes: u32,
+        hray: &HitRay,
+        t_max: f32,
+        hits: &LeafHits,
+    ) -> TriHits {
+        if hits.cull_object_front {
             TriHits {
                 undecided: tri_candidates(blocks, &hray.shear) & leaf_lanes,
                 ..TriHits::NONE
             }
         } else {
-            tri_hits(blocks, leaf_lanes, hray, *t_max)
-        };
+            tri_hits(blocks, leaf_lanes, hray, t_max)
+        }
+    }
+
+    /// The hits of one pass that [`tri_hits`] (or its prefilter) left for the ray: each hit lane
+    /// within `t_max` goes to `col`, each undecided lane to the kernel first.
+    #[inline(always)]
+    fn offer<C: Collector>(
+        &self,
+        decided: TriHits,
+        base: usize,
+        ray_local: &Ray,
+        t_max: &mut f32,
+        col: &mut C,
+        hits: &LeafHits,
+    ) -> ControlFlow<()> {
         let mut lanes = decided.hit | decided.undecided;
         while lanes != 0 {
             let lane = lanes.trailing_zeros() as usize;
@@ -414,6 +446,10 @@ impl MeshAccel {
         let rays_local = crate::simd::moved_rays(rays, self.offset);
         let hits = LeafHits::new(geom, ctx);
         let mut kernel_rays: [Option<HitRay>; PACKET] = [None; PACKET];
+        // The rays with a kernel ray, and those whose kernel ray has the origin and axes of the
+        // first one made (`frame`).
+        let (mut prepared, mut in_frame) = (0u32, 0u32);
+        let mut frame: Option<(ShearRay, [u64; 2])> = None;
         let mut t_max: [f32; PACKET] = std::array::from_fn(|i| cols[i].t_max());
         let mut done = 0;
         bvh.traverse_packet(
@@ -421,27 +457,61 @@ impl MeshAccel {
             active,
             &mut t_max,
             // Inlined into the packet loop, compiled for its CPU features. Pass by pass, each of
-            // the leaf's rays in turn: the pass's blocks are found once for all of them. A ray's
-            // passes come in the same order as in a single walk.
+            // the leaf's rays in turn: the pass's blocks are found once for all of them, and for
+            // rays from one point the triangles relative to it (`tri_rows`: bunny camera rays
+            // 402 -> 392 instructions, 1.10-1.12x as fast). A ray's passes come in the same order
+            // as in a single walk.
             #[inline(always)]
             |range, rays, t_max| {
                 let mut finished = 0;
                 let mut base = range.start;
                 loop {
                     let (blocks, leaf_lanes) = self.pass_blocks(base, range.end);
-                    let mut rs = rays & !finished;
+                    let meeting = rays & !finished;
+                    // Kernel rays for the rays at their first leaf; each compared once with the
+                    // packet's first (`frame`).
+                    let mut fresh = meeting & !prepared;
+                    prepared |= fresh;
+                    while fresh != 0 {
+                        let i = fresh.trailing_zeros() as usize;
+                        fresh &= fresh - 1;
+                        let hray = WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling);
+                        let key = hray.shear.frame();
+                        if frame.get_or_insert((hray.shear, key)).1 == key {
+                            in_frame |= 1 << i;
+                        }
+                        kernel_rays[i] = Some(hray);
+                    }
+                    // The pass's triangles relative to the packet's origin, in its axes' order,
+                    // made once for the rays that share both (a camera's: all eight, nearly
+                    // always) when two or more of them meet the pass.
+                    let sharing = meeting & in_frame;
+                    let rows = match &frame {
+                        Some((f, _))
+                            if sharing & sharing.wrapping_sub(1) != 0
+                                && !hits.cull_object_front =>
+                        {
+                            Some(tri_rows(blocks, f))
+                        }
+                        _ => None,
+                    };
+                    let mut rs = meeting;
                     while rs != 0 {
                         let i = rs.trailing_zeros() as usize;
                         rs &= rs - 1;
-                        let hray = kernel_rays[i].get_or_insert_with(|| {
-                            WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling)
-                        });
-                        let pass = self.pass(
-                            blocks,
-                            leaf_lanes,
+                        let Some(hray) = &kernel_rays[i] else {
+                            unreachable!("prepared above");
+                        };
+                        let decided = match &rows {
+                            Some(rows) if sharing >> i & 1 != 0 => {
+                                tri_hits_rows(rows, leaf_lanes, hray, t_max[i])
+                            }
+                            _ => self.decide(blocks, leaf_lanes, hray, t_max[i], &hits),
+                        };
+                        let pass = self.offer(
+                            decided,
                             base,
                             &rays_local[i],
-                            hray,
                             &mut t_max[i],
                             &mut cols[i],
                             &hits,
