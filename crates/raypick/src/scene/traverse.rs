@@ -223,7 +223,7 @@ impl MeshAccel {
     }
 
     /// [`MeshAccel::visit`] (BVH mode) for each ray of `rays` with its own collector, `col(ray)`;
-    /// then `out[i] = answer(&rays[i], collector)`. The loop over the rays runs inside the
+    /// then `answer(&rays[i], collector, &mut out[i])`. The loop over the rays runs inside the
     /// compiled traversal ([`Traverse::traverse_each`]), which saves the calls and set-ups of a
     /// walk per ray.
     pub(super) fn visit_each<'r, C: Collector, T>(
@@ -233,7 +233,7 @@ impl MeshAccel {
         geom: u32,
         ctx: &Ctx,
         col: impl Fn(&'r Ray) -> C,
-        answer: impl Fn(&Ray, C) -> T,
+        answer: impl Fn(&Ray, C, &mut T),
     ) {
         let mut run = MeshRun {
             mesh: self,
@@ -605,7 +605,7 @@ struct MeshRay<C> {
 }
 
 /// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
-/// ray, `out[i] = answer(ray, collector)` at the end of each walk.
+/// ray, `answer(ray, collector, &mut out[i])` at the end of each walk.
 struct MeshRun<'a, 'r, T, Col, Ans> {
     mesh: &'a MeshAccel,
     hits: LeafHits,
@@ -619,7 +619,7 @@ impl<'r, C, T, Col, Ans> RayRun for MeshRun<'_, 'r, T, Col, Ans>
 where
     C: Collector,
     Col: Fn(&'r Ray) -> C,
-    Ans: Fn(&Ray, C) -> T,
+    Ans: Fn(&Ray, C, &mut T),
 {
     const NEAREST_FIRST: bool = C::NEAREST_FIRST;
     type State = MeshRay<C>;
@@ -646,7 +646,7 @@ where
 
     #[inline(always)]
     fn finish(&mut self, i: usize, state: MeshRay<C>) {
-        self.out[i] = (self.answer)(&self.rays[i], state.col);
+        (self.answer)(&self.rays[i], state.col, &mut self.out[i]);
     }
 }
 
