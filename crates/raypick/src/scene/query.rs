@@ -25,10 +25,18 @@ struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    fn accepts(filter: &Option<Self>, raw: &RawHit) -> bool {
-        filter
-            .as_ref()
-            .is_none_or(|f| (f.f)(&f.scene.finish(f.ray, raw)))
+    /// Whether `filter`, if any, accepts the hit. `raw` by value, and the filter's call out of
+    /// line: the collectors' hits then stay in registers (a hit whose address went to the filter
+    /// lived on the stack and was copied into the collector with wide loads right after its
+    /// narrower stores, which the CPU cannot forward: 3 % of the samples of a camera ray).
+    #[inline(always)]
+    fn accepts(filter: &Option<Self>, raw: RawHit) -> bool {
+        filter.as_ref().is_none_or(|f| f.accepts_hit(raw))
+    }
+
+    #[inline(never)]
+    fn accepts_hit(&self, raw: RawHit) -> bool {
+        (self.f)(&self.scene.finish(self.ray, &raw))
     }
 }
 
@@ -51,7 +59,7 @@ impl Collector for Closest<'_> {
             Some(best) => hit.before(best),
             None => hit.t <= self.t_max,
         };
-        if better && Filter::accepts(&self.filter, &hit) {
+        if better && Filter::accepts(&self.filter, hit) {
             self.best = Some(hit);
             self.t_max = hit.t;
         }
@@ -74,7 +82,7 @@ impl Collector for Any<'_> {
     }
     #[inline]
     fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
-        if Filter::accepts(&self.filter, &hit) {
+        if Filter::accepts(&self.filter, hit) {
             self.found = true;
             return ControlFlow::Break(());
         }
@@ -97,7 +105,7 @@ impl Collector for All<'_> {
     }
     #[inline]
     fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
-        if Filter::accepts(&self.filter, &hit) {
+        if Filter::accepts(&self.filter, hit) {
             self.hits.push(hit);
         }
         ControlFlow::Continue(())
@@ -119,7 +127,7 @@ impl Collector for Count<'_> {
     }
     #[inline]
     fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
-        if Filter::accepts(&self.filter, &hit) {
+        if Filter::accepts(&self.filter, hit) {
             self.count += 1;
         }
         ControlFlow::Continue(())
