@@ -467,9 +467,10 @@ impl Scene {
             ) else {
                 unreachable!("groups of PACKET")
             };
-            if let Some((active, p)) = coherent_packet(group_rays) {
+            // Read in place (see `coherent_packet`).
+            if let &(active, Some(ref p)) = &coherent_packet(group_rays) {
                 if p.reaches(&self.bounds) {
-                    packet(group_rays, &p, active, group_out);
+                    packet(group_rays, p, active, group_out);
                 } else {
                     // Every ray misses the scene's box, so the scene: the answers of a miss
                     // (`None`, `false`) without collectors, walk or answer conversions (on the
@@ -628,17 +629,24 @@ impl Scene {
 /// valid rays in one octant with finite `1/dir`, from one origin within a narrow cone (a camera's
 /// neighbouring pixels) or along nearly one direction ([`PacketBoxRay::is_coherent`]). Only a
 /// matter of speed: a packet answers every ray exactly as a single walk does.
-#[inline]
-fn coherent_packet(rays: &[Ray; PACKET]) -> Option<(u32, PacketBoxRay)> {
+///
+/// Returned as [`PacketBoxRay::of_eight`] returns it (the packet `None` when not worth it) and
+/// read in place by the caller: `of_eight` (an AVX function, a call) writes its answer field by
+/// field, and moving it into another layout right after read it back with wide loads across those
+/// narrower stores, which the CPU cannot forward (a quarter of this function's samples). Always
+/// inlined, for the same reason: returned from a call of its own, the answer was copied again.
+#[inline(always)]
+fn coherent_packet(rays: &[Ray; PACKET]) -> (u32, Option<PacketBoxRay>) {
     // Random rays leave here (the last or the second ray in another octant, 7 times in 8 each):
     // `of_eight` checks every ray, in one pass, only for groups that may be coherent.
     let octant = |r: &Ray| r.dir.is_negative_bitmask();
     if octant(&rays[PACKET - 1]) != octant(&rays[0]) || octant(&rays[1]) != octant(&rays[0]) {
-        return None;
+        return (0, None);
     }
     const _: () = assert!(PACKET == 8, "PacketBoxRay::of_eight");
-    let (active, packet) = PacketBoxRay::of_eight(rays);
-    packet
-        .filter(PacketBoxRay::is_coherent)
-        .map(|p| (active, p))
+    let mut group = PacketBoxRay::of_eight(rays);
+    if !group.1.as_ref().is_some_and(PacketBoxRay::is_coherent) {
+        group.1 = None;
+    }
+    group
 }
