@@ -31,11 +31,40 @@ impl Filter<'_> {
     /// narrower stores, which the CPU cannot forward: 3 % of the samples of a camera ray).
     #[inline(always)]
     fn accepts(filter: &Option<Self>, raw: RawHit) -> bool {
-        filter.as_ref().is_none_or(|f| f.accepts_hit(raw))
+        let RawHit {
+            t,
+            u,
+            v,
+            prim,
+            slot,
+            geom,
+            instance,
+        } = raw;
+        filter
+            .as_ref()
+            .is_none_or(|f| f.accepts_hit([t, u, v], [prim, slot, geom], instance))
     }
 
+    /// [`Filter::accepts`] with a filter. The hit comes as its fields, in registers: passed
+    /// whole (indirectly, by the calling convention) it was built on the stack for every hit,
+    /// filter or not, and copied into the collector from there.
+    #[cold]
     #[inline(never)]
-    fn accepts_hit(&self, raw: RawHit) -> bool {
+    fn accepts_hit(
+        &self,
+        [t, u, v]: [f32; 3],
+        [prim, slot, geom]: [u32; 3],
+        instance: Option<u32>,
+    ) -> bool {
+        let raw = RawHit {
+            t,
+            u,
+            v,
+            prim,
+            slot,
+            geom,
+            instance,
+        };
         (self.f)(&self.scene.finish(self.ray, &raw))
     }
 }
