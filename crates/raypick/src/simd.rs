@@ -1184,41 +1184,50 @@ pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) ->
                 sh.permute([0, 1, 2].map(|axis| block.v[vertex][axis][lane] - o[axis]))
             };
             let (pa, pb, pc) = (rel(0), rel(1), rel(2));
-            let xy = |p: [f32; 3]| (p[0] + sh.sx * p[2], p[1] + sh.sy * p[2]);
-            let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
-            let u = cx * by - cy * bx;
-            let v = ax * cy - ay * cx;
-            let w = bx * ay - by * ax;
-            if u == 0.0 || v == 0.0 || w == 0.0 {
-                out.undecided |= 1 << k;
-                continue;
-            }
-            let neg = u < 0.0 || v < 0.0 || w < 0.0;
-            let pos = u > 0.0 || v > 0.0 || w > 0.0;
-            if neg && (ray.cull_back || pos) {
-                continue;
-            }
-            let det = u + v + w;
-            if det == 0.0 {
-                continue;
-            }
-            let (az, bz, cz) = (ray.sz * pa[2], ray.sz * pb[2], ray.sz * pc[2]);
-            let t_scaled = u * az + v * bz + w * cz;
-            let rcp = 1.0 / det;
-            if !rcp.is_finite() {
-                out.undecided |= 1 << k;
-                continue;
-            }
-            let t = t_scaled * rcp;
-            if t >= ray.t_min && t <= t_max && t.is_finite() {
-                out.hit |= 1 << k;
-                out.t[k] = t;
-                out.u[k] = v * rcp;
-                out.v[k] = w * rcp;
-            }
+            lane_hit(&mut out, k, [pa, pb, pc], ray, t_max);
         }
     }
     out
+}
+
+/// The watertight test of lane `k` from its vertices relative to the origin (in the order
+/// `[kx, ky, kz]`), into `out`: the per-lane body of both scalar twins, [`tri_hits_scalar`] and
+/// [`tri_hits_rows_scalar`].
+#[inline(always)]
+fn lane_hit(out: &mut TriHits, k: usize, [pa, pb, pc]: [[f32; 3]; 3], ray: &HitRay, t_max: f32) {
+    let sh = &ray.shear;
+    let xy = |p: [f32; 3]| (p[0] + sh.sx * p[2], p[1] + sh.sy * p[2]);
+    let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
+    let u = cx * by - cy * bx;
+    let v = ax * cy - ay * cx;
+    let w = bx * ay - by * ax;
+    if u == 0.0 || v == 0.0 || w == 0.0 {
+        out.undecided |= 1 << k;
+        return;
+    }
+    let neg = u < 0.0 || v < 0.0 || w < 0.0;
+    let pos = u > 0.0 || v > 0.0 || w > 0.0;
+    if neg && (ray.cull_back || pos) {
+        return;
+    }
+    let det = u + v + w;
+    if det == 0.0 {
+        return;
+    }
+    let (az, bz, cz) = (ray.sz * pa[2], ray.sz * pb[2], ray.sz * pc[2]);
+    let t_scaled = u * az + v * bz + w * cz;
+    let rcp = 1.0 / det;
+    if !rcp.is_finite() {
+        out.undecided |= 1 << k;
+        return;
+    }
+    let t = t_scaled * rcp;
+    if t >= ray.t_min && t <= t_max && t.is_finite() {
+        out.hit |= 1 << k;
+        out.t[k] = t;
+        out.u[k] = v * rcp;
+        out.v[k] = w * rcp;
+    }
 }
 
 /// The first step of [`tri_hits`], which depends on the ray only through its origin and axes: the
@@ -1274,11 +1283,10 @@ pub fn tri_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> Tr
     tri_hits_rows_scalar(rows, lanes, ray, t_max)
 }
 
-/// Scalar twin of [`tri_hits_rows`] (and the second step of [`tri_hits_scalar`]).
+/// Scalar twin of [`tri_hits_rows`].
 #[inline(always)]
 pub fn tri_hits_rows_scalar(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
     let mut out = TriHits::NONE;
-    let sh = &ray.shear;
     for k in 0..2 * LANES {
         if lanes >> k & 1 == 0 {
             continue;
@@ -1286,38 +1294,7 @@ pub fn tri_hits_rows_scalar(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32
         // Vertex `vertex` relative to the origin, in the order [kx, ky, kz].
         let rel = |vertex: usize| rows.p[vertex].map(|row| row[k]);
         let (pa, pb, pc) = (rel(0), rel(1), rel(2));
-        let xy = |p: [f32; 3]| (p[0] + sh.sx * p[2], p[1] + sh.sy * p[2]);
-        let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
-        let u = cx * by - cy * bx;
-        let v = ax * cy - ay * cx;
-        let w = bx * ay - by * ax;
-        if u == 0.0 || v == 0.0 || w == 0.0 {
-            out.undecided |= 1 << k;
-            continue;
-        }
-        let neg = u < 0.0 || v < 0.0 || w < 0.0;
-        let pos = u > 0.0 || v > 0.0 || w > 0.0;
-        if neg && (ray.cull_back || pos) {
-            continue;
-        }
-        let det = u + v + w;
-        if det == 0.0 {
-            continue;
-        }
-        let (az, bz, cz) = (ray.sz * pa[2], ray.sz * pb[2], ray.sz * pc[2]);
-        let t_scaled = u * az + v * bz + w * cz;
-        let rcp = 1.0 / det;
-        if !rcp.is_finite() {
-            out.undecided |= 1 << k;
-            continue;
-        }
-        let t = t_scaled * rcp;
-        if t >= ray.t_min && t <= t_max && t.is_finite() {
-            out.hit |= 1 << k;
-            out.t[k] = t;
-            out.u[k] = v * rcp;
-            out.v[k] = w * rcp;
-        }
+        lane_hit(&mut out, k, [pa, pb, pc], ray, t_max);
     }
     out
 }
