@@ -310,12 +310,10 @@ impl Cursor {
         };
         if self.leaf != 0 {
             // The leaf chosen by the last step, whose data was asked for then.
-            let first = self.index;
             let count = std::mem::take(&mut self.leaf);
-            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+            if self.test_leaf(self.index, count, &mut leaf).is_break() {
                 return Walked::Over(ControlFlow::Break(()));
             }
-            self.prune = prune_bound(self.t_max);
             return self.pop(stack, nodes, &mut leaf);
         }
         let node = node_at(nodes, self.index);
@@ -393,13 +391,24 @@ impl Cursor {
                 self.leaf = count;
                 return Walked::Going;
             }
-            let first = child as usize;
-            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+            if self.test_leaf(child as usize, count, &mut leaf).is_break() {
                 return Walked::Over(ControlFlow::Break(()));
             }
-            self.prune = prune_bound(self.t_max);
         }
         self.pop(stack, nodes, &mut leaf)
+    }
+
+    /// Hands the leaf of `count` triangles at position `first` to `leaf`, which may shrink
+    /// `t_max`, and lowers `prune` to match (unless `leaf` stopped the walk). The three places a
+    /// walk tests a leaf: a deferred one, the next child, a popped one.
+    #[inline(always)]
+    fn test_leaf<F>(&mut self, first: usize, count: u32, leaf: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+    {
+        leaf(first..first + count as usize, &mut self.t_max)?;
+        self.prune = prune_bound(self.t_max);
+        ControlFlow::Continue(())
     }
 
     /// Pops the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
@@ -419,11 +428,9 @@ impl Cursor {
             if count == 0 {
                 return self.go_to(nodes, next);
             }
-            let first = next as usize;
-            if let ControlFlow::Break(()) = leaf(first..first + count as usize, &mut self.t_max) {
+            if self.test_leaf(next as usize, count, leaf).is_break() {
                 return Walked::Over(ControlFlow::Break(()));
             }
-            self.prune = prune_bound(self.t_max);
         }
     }
 
