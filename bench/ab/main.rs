@@ -19,7 +19,7 @@
 //! 65,536), `THREADS` (rayon threads, default 1), `SAME` (set: both scenes from version A, for
 //! comparing build configurations), `A_*` / `B_*` (each scene's `BuildConfig`: `A_HQ` for the
 //! high-quality preset, `A_BINS`, `A_ML` (max leaf size), `A_IC` (intersection cost), `A_ST`
-//! (sweep threshold), `A_RB` / `A_RP` (reinsertion batch / passes)).
+//! (sweep threshold), `A_RB` / `A_RP` (reinsertion batch / passes), `A_COMPACT` (set: 8-bit child boxes)).
 use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
@@ -75,6 +75,7 @@ macro_rules! engine {
                         reinsertion_batch: num("RB").map_or(base.reinsertion_batch, |x| x as f32),
                         reinsertion_passes: num("RP")
                             .map_or(base.reinsertion_passes, |x| x as usize),
+                        compact: var("COMPACT").is_some() || base.compact,
                         ..base
                     };
                     let mut builder = rp::SceneBuilder::with_config(config);

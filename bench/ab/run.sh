@@ -96,11 +96,19 @@ cd "$repo"
 forward=$("$repo/target/ab/forward/target/release/raypick-ab" 2>/dev/null)
 echo "B after A: $forward"
 reverse=$("$repo/target/ab/reverse/target/release/raypick-ab" 2>/dev/null)
-echo "A after B: $reverse (the ratio is A/B here)"
-python3 - "$forward" "$reverse" <<'PY'
+# With SAME both scenes come from the first revision and `B_*` settings name the second scene in
+# both builds, so the reverse build's ratio is B/A too.
+if [ -n "${SAME:-}" ]; then
+    echo "A after B: $reverse (SAME: the ratio is B/A here too)"
+else
+    echo "A after B: $reverse (the ratio is A/B here)"
+fi
+python3 - "$forward" "$reverse" "${SAME:+same}" <<'PY'
 import re, sys, math
 median = lambda s: float(re.search(r"median ([0-9.]+)", s).group(1))
 per_pass = lambda s: float(re.search(r"per pass ([0-9.]+)", s).group(1))
+same = len(sys.argv) > 3 and sys.argv[3] == "same"
 for name, f in (("median pair", median), ("per pass", per_pass)):
-    print(f"estimate of B/A, {name}: {math.sqrt(f(sys.argv[1]) / f(sys.argv[2])):.3f}")
+    a, b = f(sys.argv[1]), f(sys.argv[2])
+    print(f"estimate of B/A, {name}: {math.sqrt(a * b if same else a / b):.3f}")
 PY
