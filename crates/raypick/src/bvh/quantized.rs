@@ -256,6 +256,17 @@ impl QuantizedBvh {
     /// # Panics
     /// When `boxes.len()` differs from the number of primitives.
     pub fn refit(&mut self, boxes: &[Aabb]) {
+        let ids = std::mem::take(&mut self.prim_ids);
+        self.refit_with_ids(&ids, boxes);
+        self.prim_ids = ids;
+    }
+
+    /// [`Self::refit`] with the position-to-primitive map `ids` kept outside the tree (see
+    /// [`Self::take_prim_ids`]).
+    ///
+    /// # Panics
+    /// When `boxes.len()` differs from the number of primitives.
+    pub(crate) fn refit_with_ids(&mut self, ids: &[u32], boxes: &[Aabb]) {
         assert_eq!(
             boxes.len(),
             self.num_prims,
@@ -268,7 +279,7 @@ impl QuantizedBvh {
                 let (index, count) = node.child(lane);
                 if node.is_leaf(lane) {
                     let first = index as usize;
-                    self.prim_ids[first..first + count as usize]
+                    ids[first..first + count as usize]
                         .iter()
                         .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
                 } else if node.is_interior(lane) {
@@ -297,7 +308,25 @@ impl QuantizedBvh {
     /// primitives' boxes, every interior lane's box holds its child's exact box (anchor), and every
     /// lane lies inside its node's anchor; by induction every box holds everything below it.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        validate_wide(self, boxes, Self::PADDING)
+        self.validate_with_ids(&self.prim_ids, boxes)
+    }
+
+    /// [`Self::validate`] with the position-to-primitive map `ids` kept outside the tree (see
+    /// [`Self::take_prim_ids`]).
+    pub(crate) fn validate_with_ids(
+        &self,
+        ids: &[u32],
+        boxes: &[Aabb],
+    ) -> Result<(), ValidationError> {
+        validate_wide(self, ids, boxes, Self::PADDING)
+    }
+
+    /// Moves [`Self::prim_ids`] out of the tree, leaving it empty, for an owner that keeps each
+    /// position's id with the primitive it stores there (a mesh's triangle blocks): one copy of
+    /// the ids instead of two. Such an owner refits and validates with
+    /// [`Self::refit_with_ids`] and [`Self::validate_with_ids`].
+    pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.prim_ids)
     }
 }
 
@@ -308,9 +337,6 @@ impl WideTreeView for QuantizedBvh {
     }
     fn num_prims(&self) -> usize {
         self.num_prims
-    }
-    fn positions(&self) -> &[u32] {
-        &self.prim_ids
     }
     fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)> {
         let n = &self.nodes[node];

@@ -162,8 +162,6 @@ pub(crate) trait WideTreeView {
     const WIDTH: usize;
     fn num_nodes(&self) -> usize;
     fn num_prims(&self) -> usize;
-    /// The padded permutation.
-    fn positions(&self) -> &[u32];
     /// `(index, count)` of `lane` of `node`, `None` for an empty lane (`count > 0`: a leaf).
     fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)>;
     /// The box the traversal tests for `lane` of `node`.
@@ -190,12 +188,12 @@ pub(crate) trait WideTreeView {
 /// once, leaf boxes holding their primitives' boxes, and the format's lane rules.
 pub(crate) fn validate_wide<T: WideTreeView>(
     tree: &T,
+    ids: &[u32],
     boxes: &[Aabb],
     padding: u32,
 ) -> Result<(), ValidationError> {
     let prims = tree.num_prims();
     let nodes = tree.num_nodes();
-    let ids = tree.positions();
     if boxes.len() != prims {
         return Err(ValidationError::BoxCount {
             boxes: boxes.len(),

@@ -1012,6 +1012,17 @@ impl<const W: usize> WideBvh<W> {
     /// # Panics
     /// When `boxes.len()` differs from the number of primitives.
     pub fn refit(&mut self, boxes: &[Aabb]) {
+        let ids = std::mem::take(&mut self.prim_ids);
+        self.refit_with_ids(&ids, boxes);
+        self.prim_ids = ids;
+    }
+
+    /// [`Self::refit`] with the position-to-primitive map `ids` kept outside the tree (see
+    /// [`Self::take_prim_ids`]).
+    ///
+    /// # Panics
+    /// When `boxes.len()` differs from the number of primitives.
+    pub(crate) fn refit_with_ids(&mut self, ids: &[u32], boxes: &[Aabb]) {
         assert_eq!(
             boxes.len(),
             self.num_prims,
@@ -1022,7 +1033,7 @@ impl<const W: usize> WideBvh<W> {
                 let node = &self.nodes[i];
                 let bounds = if node.is_leaf(lane) {
                     let first = node.index[lane] as usize;
-                    self.prim_ids[first..first + node.count[lane] as usize]
+                    ids[first..first + node.count[lane] as usize]
                         .iter()
                         .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
                 } else if node.is_interior(lane) {
@@ -1051,7 +1062,25 @@ impl<const W: usize> WideBvh<W> {
     /// starting at a multiple of [`LEAF_ALIGN`], covering each id's position once; empty lanes with empty
     /// boxes; child boxes holding their node's children and leaf boxes their primitives' boxes.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        validate_wide(self, boxes, Self::PADDING)
+        self.validate_with_ids(&self.prim_ids, boxes)
+    }
+
+    /// [`Self::validate`] with the position-to-primitive map `ids` kept outside the tree (see
+    /// [`Self::take_prim_ids`]).
+    pub(crate) fn validate_with_ids(
+        &self,
+        ids: &[u32],
+        boxes: &[Aabb],
+    ) -> Result<(), ValidationError> {
+        validate_wide(self, ids, boxes, Self::PADDING)
+    }
+
+    /// Moves [`Self::prim_ids`] out of the tree, leaving it empty, for an owner that keeps each
+    /// position's id with the primitive it stores there (a mesh's triangle blocks): one copy of
+    /// the ids instead of two. Such an owner refits and validates with
+    /// [`Self::refit_with_ids`] and [`Self::validate_with_ids`].
+    pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.prim_ids)
     }
 }
 
@@ -1062,9 +1091,6 @@ impl<const W: usize> WideTreeView for WideBvh<W> {
     }
     fn num_prims(&self) -> usize {
         self.num_prims
-    }
-    fn positions(&self) -> &[u32] {
-        &self.prim_ids
     }
     fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)> {
         let n = &self.nodes[node];

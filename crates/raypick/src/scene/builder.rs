@@ -286,14 +286,15 @@ pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
         bounds.center()
     };
     let (boxes, centroids) = mesh_local_boxes(m, offset);
-    let bvh = MeshBvh::build(&boxes, &centroids, config);
+    let mut bvh = MeshBvh::build(&boxes, &centroids, config);
     drop((boxes, centroids));
+    let ids = bvh.take_prim_ids();
     let mut accel = MeshAccel {
         offset,
         blocks: Vec::new(),
         bvh,
     };
-    accel.store(m);
+    accel.store(m, &ids);
     accel
 }
 

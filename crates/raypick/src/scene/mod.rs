@@ -97,7 +97,7 @@ pub(crate) enum MeshBvh {
 }
 
 impl MeshBvh {
-    /// The value of padding positions in [`MeshBvh::prim_ids`].
+    /// The value of padding positions (what [`Tri4::ZERO`] holds as ids).
     pub(crate) const PADDING: u32 = WideBvh::<8>::PADDING;
 
     pub(crate) fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
@@ -108,17 +108,18 @@ impl MeshBvh {
         }
     }
 
-    pub(crate) fn prim_ids(&self) -> &[u32] {
+    /// The tree's position-to-primitive map, moved out of it (the mesh keeps it in its blocks).
+    pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
         match self {
-            Self::Wide(b) => b.prim_ids(),
-            Self::Quantized(b) => b.prim_ids(),
+            Self::Wide(b) => b.take_prim_ids(),
+            Self::Quantized(b) => b.take_prim_ids(),
         }
     }
 
-    pub(crate) fn refit(&mut self, boxes: &[Aabb]) {
+    pub(crate) fn refit(&mut self, ids: &[u32], boxes: &[Aabb]) {
         match self {
-            Self::Wide(b) => b.refit(boxes),
-            Self::Quantized(b) => b.refit(boxes),
+            Self::Wide(b) => b.refit_with_ids(ids, boxes),
+            Self::Quantized(b) => b.refit_with_ids(ids, boxes),
         }
     }
 
@@ -129,10 +130,10 @@ impl MeshBvh {
         }
     }
 
-    pub(crate) fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
+    pub(crate) fn validate(&self, ids: &[u32], boxes: &[Aabb]) -> Result<(), ValidationError> {
         match self {
-            Self::Wide(b) => b.validate(boxes),
-            Self::Quantized(b) => b.validate(boxes),
+            Self::Wide(b) => b.validate_with_ids(ids, boxes),
+            Self::Quantized(b) => b.validate_with_ids(ids, boxes),
         }
     }
 }
@@ -205,8 +206,10 @@ enum Accel {
 struct MeshAccel {
     /// The frame's origin in the scene's space: the centre of the mesh's box.
     offset: Vec3,
-    /// Lane `i % 4` of `blocks[i / 4]` is triangle `bvh.prim_ids()[i]` (its id in `ids`), vertices
-    /// minus `offset` (padding positions hold degenerate triangles that no leaf covers).
+    /// Lane `i % 4` of `blocks[i / 4]` is the triangle at position `i` of the BVH order (its id in
+    /// `ids`, [`MeshBvh::PADDING`] for padding), vertices minus `offset` (padding positions hold
+    /// degenerate triangles that no leaf covers). The blocks are the only copy of the ids: the BVH
+    /// gives its own up ([`MeshBvh::take_prim_ids`]), 4 bytes per position.
     blocks: Vec<Tri4>,
     bvh: MeshBvh,
 }
@@ -220,17 +223,22 @@ impl MeshAccel {
         [0, 1, 2].map(|k| block.vertex(k, lane))
     }
 
-    /// Stores the triangles of `mesh` in BVH order, in the frame centred at `self.offset`.
+    /// The id at every position of the BVH order (padding included), read from the blocks.
+    fn prim_ids(&self) -> Vec<u32> {
+        self.blocks.iter().flat_map(|b| b.ids).collect()
+    }
+
+    /// Stores the triangles of `mesh` in BVH order (`ids`: the id at each position), in the frame
+    /// centred at `self.offset`.
     ///
     /// A triangle whose local vertices have zero area is stored collapsed onto its first vertex, so
     /// the traversal's kernel (`WatertightRay::test::<false>`) rejects it without asking
     /// [`is_degenerate`] at every hit. Only hits read these vertices back (the surface of a hit), and
     /// a degenerate triangle is never hit.
-    fn store(&mut self, mesh: &TriMesh) {
+    fn store(&mut self, mesh: &TriMesh, ids: &[u32]) {
         self.blocks.clear();
-        self.blocks
-            .resize(self.bvh.prim_ids().len().div_ceil(LANES), Tri4::ZERO);
-        for (slot, &p) in self.bvh.prim_ids().iter().enumerate() {
+        self.blocks.resize(ids.len().div_ceil(LANES), Tri4::ZERO);
+        for (slot, &p) in ids.iter().enumerate() {
             if p != MeshBvh::PADDING {
                 let block = &mut self.blocks[slot / LANES];
                 let [v0, v1, v2] = local_triangle(mesh, p, self.offset);
@@ -365,9 +373,9 @@ impl Scene {
             .map_err(|source| InvalidBvh { geom: None, source })?;
         for (id, (g, a)) in self.geometries.iter().zip(&self.accels).enumerate() {
             let result = match (g, a) {
-                (Geometry::Mesh(m), Accel::Mesh(acc)) => {
-                    acc.bvh.validate(&mesh_local_boxes(m, acc.offset).0)
-                }
+                (Geometry::Mesh(m), Accel::Mesh(acc)) => acc
+                    .bvh
+                    .validate(&acc.prim_ids(), &mesh_local_boxes(m, acc.offset).0),
                 (Geometry::Spheres(s), Accel::Spheres(acc)) => acc.bvh.validate(&sphere_boxes(s)),
                 _ => Ok(()),
             };
@@ -399,4 +407,79 @@ fn mesh_local_boxes(mesh: &TriMesh, offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
 
 fn sphere_boxes(s: &Spheres) -> Vec<Aabb> {
     (0..s.len()).filter_map(|i| s.sphere_bounds(i)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wavy grid of `2·n²` triangles, listed in a scrambled order.
+    fn grid(n: u32) -> TriMesh {
+        let vertices = (0..=n)
+            .flat_map(|j| {
+                (0..=n).map(move |i| {
+                    let (x, y) = (i as f32, j as f32);
+                    Vec3::new(x, y, (0.7 * x).sin() + (0.3 * y).cos())
+                })
+            })
+            .collect();
+        let mut indices = Vec::new();
+        for j in 0..n {
+            for i in 0..n {
+                let v = j * (n + 1) + i;
+                indices.push([v, v + 1, v + n + 2]);
+                indices.push([v, v + n + 2, v + n + 1]);
+            }
+        }
+        // A fixed scramble: the BVH order must not follow the input order.
+        let len = indices.len();
+        for k in 0..len {
+            indices.swap(k, (k * 7919 + 13) % len);
+        }
+        TriMesh::new(vertices, indices)
+    }
+
+    /// A mesh keeps one copy of its triangles' ids, in its blocks: the BVH gives its own up, every
+    /// triangle's id sits once beside its own vertices, and the memory count is the tree's nodes
+    /// and the blocks, nothing else.
+    #[test]
+    fn mesh_ids_live_in_the_blocks_only() {
+        let mesh = grid(17);
+        for config in [
+            BuildConfig::BALANCED,
+            BuildConfig {
+                compact: true,
+                ..BuildConfig::BALANCED
+            },
+        ] {
+            let accel = builder::build_mesh_accel(&mesh, config);
+            let node_bytes = match &accel.bvh {
+                MeshBvh::Wide(b) => {
+                    assert!(b.prim_ids().is_empty());
+                    std::mem::size_of_val(b.nodes())
+                }
+                MeshBvh::Quantized(b) => {
+                    assert!(b.prim_ids().is_empty());
+                    std::mem::size_of_val(b.nodes())
+                }
+            };
+            assert_eq!(accel.bvh.stats().memory_bytes, node_bytes);
+            let ids = accel.prim_ids();
+            let mut seen = vec![false; mesh.indices().len()];
+            for (slot, &id) in ids.iter().enumerate() {
+                if id == MeshBvh::PADDING {
+                    assert_eq!(accel.tri(slot), [Vec3::ZERO; 3]);
+                    continue;
+                }
+                assert!(
+                    !std::mem::replace(&mut seen[id as usize], true),
+                    "id {id} twice"
+                );
+                assert_eq!(accel.tri(slot), local_triangle(&mesh, id, accel.offset));
+            }
+            assert!(seen.iter().all(|&s| s), "every triangle stored");
+            let boxes = mesh_local_boxes(&mesh, accel.offset).0;
+            accel.bvh.validate(&ids, &boxes).unwrap();
+        }
+    }
 }

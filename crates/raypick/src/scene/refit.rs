@@ -45,9 +45,10 @@ impl Scene {
             bounds.center()
         };
         let (boxes, _) = mesh_local_boxes(mesh, accel.offset);
-        accel.bvh.refit(&boxes);
+        let ids = accel.prim_ids();
+        accel.bvh.refit(&ids, &boxes);
         drop(boxes);
-        accel.store(mesh);
+        accel.store(mesh, &ids);
         // The top level: new world boxes for every listed geometry (only this one changed, but the
         // list is short and the refit is one pass).
         let mut world = crate::Aabb::EMPTY;

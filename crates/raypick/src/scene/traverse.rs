@@ -197,7 +197,7 @@ impl MeshAccel {
         match mode {
             Mode::BruteForce => {
                 let wray = WatertightRay::new(&self.local(ray));
-                for (slot, &prim) in self.bvh.prim_ids().iter().enumerate() {
+                for (slot, prim) in self.blocks.iter().flat_map(|b| b.ids).enumerate() {
                     if prim == MeshBvh::PADDING {
                         continue;
                     }
