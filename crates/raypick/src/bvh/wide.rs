@@ -385,8 +385,8 @@ impl Cursor {
             }
             if defer_leaf && self.visits >= DEFER_AFTER_VISITS {
                 // Tested at the walk's next step, its data asked for now: the other walk's step
-                // runs while it arrives.
-                prefetch_child(nodes, child, count, leaf_data);
+                // runs while it arrives. All of it ([`LEAF_LINES`]), as it is needed at once.
+                prefetch_lines::<LEAF_LINES>(leaf_data(child as usize));
                 self.index = child as usize;
                 self.leaf = count;
                 return Walked::Going;
@@ -728,6 +728,11 @@ fn prefetch_child<N, P: Fn(usize) -> *const u8>(
 /// Cache lines asked for per deferred child: an 8-wide node (256 bytes), or the first 256 bytes of
 /// a leaf's triangle blocks.
 const DEFERRED_LINES: usize = 4;
+
+/// Cache lines asked for a leaf that a walk tests at its next turn: every line of the largest
+/// leaf, two 160-byte blocks starting halfway into a line (six), where [`DEFERRED_LINES`] left the
+/// last one or two to miss during the test.
+const LEAF_LINES: usize = 6;
 
 /// The sort key of hit lane `lane`: its entry distance as ordered bits above the lane (reversed:
 /// of equal distances the lower lane sorts first, is pushed first, so the higher one is popped
