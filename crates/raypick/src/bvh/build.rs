@@ -55,8 +55,8 @@ pub struct BuildConfig {
     /// `parallel`). Smaller nodes are not worth a task.
     pub parallel_threshold: usize,
     /// Meshes store their BVH with 8-bit child boxes ([`crate::bvh::quantized`]): 128-byte nodes
-    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. It saves 4–6 bytes per triangle (53 → 49.5
-    /// on the bunny, 59 → 54 on the conference room); the node test dequantizes, so speed depends on
+    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. It saves 4–6 bytes per triangle (49.2 → 45.3
+    /// on the bunny, 54.8 → 49.4 on the conference room); the node test dequantizes, so speed depends on
     /// the workload: in interleaved runs it cast 2–13% more incoherent rays per second on the
     /// conference room (whose tree misses the caches) and 9–15% fewer primary rays (BENCHMARKS.md).
     /// Off in every preset. Answers are the same either way.
