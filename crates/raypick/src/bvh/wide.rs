@@ -1067,23 +1067,13 @@ impl<const W: usize> WideBvh<W> {
     /// starting at a multiple of [`LEAF_ALIGN`], covering each id's position once; empty lanes with empty
     /// boxes; child boxes holding their node's children and leaf boxes their primitives' boxes.
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        self.validate_with_ids(&self.prim_ids, boxes)
-    }
-
-    /// [`Self::validate`] with the position-to-primitive map `ids` kept outside the tree (see
-    /// [`Self::take_prim_ids`]).
-    pub(crate) fn validate_with_ids(
-        &self,
-        ids: &[u32],
-        boxes: &[Aabb],
-    ) -> Result<(), ValidationError> {
-        validate_wide(self, ids, boxes, Self::PADDING)
+        validate_wide(self, &self.prim_ids, boxes, Self::PADDING)
     }
 
     /// Moves [`Self::prim_ids`] out of the tree, leaving it empty, for an owner that keeps each
     /// position's id with the primitive it stores there (a mesh's triangle blocks): one copy of
-    /// the ids instead of two. Such an owner refits and validates with
-    /// [`Self::refit_with_ids`] and [`Self::validate_with_ids`].
+    /// the ids instead of two. Such an owner refits with [`Self::refit_with_ids`] and validates
+    /// with `validate_wide`, giving both its ids.
     pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.prim_ids)
     }

@@ -130,10 +130,11 @@ impl MeshBvh {
         }
     }
 
+    /// [`WideBvh::validate`] with the ids the mesh keeps (the tree gave its own up).
     pub(crate) fn validate(&self, ids: &[u32], boxes: &[Aabb]) -> Result<(), ValidationError> {
         match self {
-            Self::Wide(b) => b.validate_with_ids(ids, boxes),
-            Self::Quantized(b) => b.validate_with_ids(ids, boxes),
+            Self::Wide(b) => validate_wide(b, ids, boxes, Self::PADDING),
+            Self::Quantized(b) => validate_wide(b, ids, boxes, Self::PADDING),
         }
     }
 }
@@ -165,6 +166,7 @@ impl Traverse for MeshBvh {
         }
     }
 }
+use crate::bvh::validate::validate_wide;
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::geom::triangle::is_degenerate;
 use crate::simd::{Tri4, LANES};
