@@ -226,8 +226,6 @@ struct Cursor {
     /// Triangle count of the leaf to test next (asked for from memory by the step that chose it),
     /// 0 for a node.
     leaf: u32,
-    /// Nodes tested so far.
-    visits: u32,
     t_max: f32,
     /// [`prune_bound`] of `t_max`: entry distances beyond it cannot matter.
     prune: f32,
@@ -239,13 +237,6 @@ struct Walk {
     at: Cursor,
     stack: WalkStack,
 }
-
-/// Node visits after which a walk that may defer a leaf does ([`Cursor::step`]): a leaf reached
-/// from the first two nodes lies near the root, where a tree's few top leaves serve many rays and
-/// stay in the cache (the conference room's walls: deferring them cost 1-3 % of its closest-hit
-/// speed and 4 % of its any-hit speed), and is tested at once; a deeper one is asked for and
-/// tested at the walk's next turn (bunny 1.04-1.06x).
-const DEFER_AFTER_VISITS: u32 = 3;
 
 /// What a [`Cursor::step`] left.
 enum Walked {
@@ -267,7 +258,6 @@ impl Cursor {
         let mut at = Self {
             index: 0,
             leaf: 0,
-            visits: 0,
             t_max,
             prune: prune_bound(t_max),
         };
@@ -275,20 +265,23 @@ impl Cursor {
         Some(at)
     }
 
-    /// One node visit of `ray`'s walk: tests node `index` with `boxes`, goes on with the nearest
-    /// hit child (`nearest_first`; else the first in the node's order; a leaf is handed to `leaf`
-    /// at once, or, with `defer_leaf` and past [`DEFER_AFTER_VISITS`] visits, asked for and kept
-    /// for the walk's next step), defers the others to `stack`, and pops deferred children until
-    /// the next node to test. The body of the traversal loop, shared by the single walk and the
-    /// interleaved ones; its arguments are the pieces of a walk and of its tree as those two loops
-    /// hold them.
+    /// One turn of `ray`'s walk: tests the leaf chosen by the last turn, or node `index` with
+    /// `boxes`, going on with the nearest hit child (`nearest_first`; else the first in the node's
+    /// order) and deferring the others to `stack`, or with the nearest deferred child when no child
+    /// is hit. The body of the traversal loop, shared by the single walk and the interleaved ones;
+    /// its arguments are the pieces of a walk and of its tree as those two loops hold them.
+    ///
+    /// `next_turn`: whatever the walk goes on with, node or leaf, is only asked for from memory
+    /// and tested at the walk's next turn ([`Cursor::next_turn`]), while the other walk's turn
+    /// runs. Else a leaf is tested at once and the walk goes on to the next node (a lone walk has
+    /// nothing to overlap the wait with).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn step<N, const W: usize, F, P, B>(
         &mut self,
         ray: &WideRay,
         nearest_first: bool,
-        defer_leaf: bool,
+        next_turn: bool,
         stack: &mut WalkStack,
         nodes: &[N],
         mut leaf: F,
@@ -309,15 +302,14 @@ impl Cursor {
             stack.push((child, count, t_near));
         };
         if self.leaf != 0 {
-            // The leaf chosen by the last step, whose data was asked for then.
+            // The leaf chosen by the last turn, whose data was asked for then.
             let count = std::mem::take(&mut self.leaf);
             if self.test_leaf(self.index, count, &mut leaf).is_break() {
                 return Walked::Over(ControlFlow::Break(()));
             }
-            return self.pop(stack, nodes, &mut leaf);
+            return self.pop(next_turn, stack, nodes, &mut leaf, leaf_data);
         }
         let node = node_at(nodes, self.index);
-        self.visits += 1;
         let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
         if mask != 0 {
@@ -380,22 +372,41 @@ impl Cursor {
                 key_lane::<W>(keys[n - 1])
             };
             let (child, count) = node.child(next_lane);
+            if next_turn {
+                return self.next_turn(nodes, child, count, leaf_data);
+            }
             if count == 0 {
                 return self.go_to(nodes, child);
-            }
-            if defer_leaf && self.visits >= DEFER_AFTER_VISITS {
-                // Tested at the walk's next step, its data asked for now: the other walk's step
-                // runs while it arrives. All of it ([`LEAF_LINES`]), as it is needed at once.
-                prefetch_lines::<LEAF_LINES>(leaf_data(child as usize));
-                self.index = child as usize;
-                self.leaf = count;
-                return Walked::Going;
             }
             if self.test_leaf(child as usize, count, &mut leaf).is_break() {
                 return Walked::Over(ControlFlow::Break(()));
             }
         }
-        self.pop(stack, nodes, &mut leaf)
+        self.pop(next_turn, stack, nodes, &mut leaf, leaf_data)
+    }
+
+    /// Sets child `(child, count)`, node or leaf, as what the walk's next turn tests, and asks for
+    /// its data ([`LEAF_LINES`]: a whole leaf, or a node and a bit) from the address chosen
+    /// without a branch. The walk's one branch on leaf or node is then the next turn's: choosing
+    /// here and again there mispredicted twice for one unpredictable answer (bunny and conference
+    /// incoherent rays 1.02–1.03× as fast as with a leaf tested at once near the root and a
+    /// deeper one kept for the next turn, BENCHMARKS.md).
+    #[inline(always)]
+    fn next_turn<N, P: Fn(usize) -> *const u8>(
+        &mut self,
+        nodes: &[N],
+        child: u32,
+        count: u32,
+        leaf_data: &P,
+    ) -> Walked {
+        self.index = child as usize;
+        self.leaf = count;
+        // Both addresses are computed whichever the child is (`wrapping_add`: the unused one
+        // stays defined; a prefetch never faults).
+        let node = nodes.as_ptr().wrapping_add(child as usize).cast::<u8>();
+        let leaf = leaf_data(child as usize);
+        prefetch_lines::<LEAF_LINES>(std::hint::select_unpredictable(count == 0, node, leaf));
+        Walked::Going
     }
 
     /// Hands the leaf of `count` triangles at position `first` to `leaf`, which may shrink
@@ -411,12 +422,21 @@ impl Cursor {
         ControlFlow::Continue(())
     }
 
-    /// Pops the nearest deferred child the (possibly shrunk) t_max still reaches; leaves are
-    /// handled right here (their data was asked for when they were deferred).
+    /// Pops the nearest deferred child the (possibly shrunk) t_max still reaches: kept for the
+    /// next turn (`next_turn`, see [`Cursor::step`]), or a node gone on to and leaves tested right
+    /// here (their data was asked for when they were deferred).
     #[inline(always)]
-    fn pop<N, F>(&mut self, stack: &mut WalkStack, nodes: &[N], leaf: &mut F) -> Walked
+    fn pop<N, F, P>(
+        &mut self,
+        next_turn: bool,
+        stack: &mut WalkStack,
+        nodes: &[N],
+        leaf: &mut F,
+        leaf_data: &P,
+    ) -> Walked
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(usize) -> *const u8,
     {
         loop {
             let Some((next, count, t_near)) = stack.pop() else {
@@ -424,6 +444,9 @@ impl Cursor {
             };
             if t_near > self.prune {
                 continue;
+            }
+            if next_turn {
+                return self.next_turn(nodes, next, count, leaf_data);
             }
             if count == 0 {
                 return self.go_to(nodes, next);
@@ -470,7 +493,7 @@ where
         let walked = at.step(
             ray,
             ray.ordered,
-            // A lone walk has nothing to overlap a deferred leaf with.
+            // A lone walk has nothing to overlap a wait with.
             false,
             &mut stack,
             nodes,
@@ -511,7 +534,6 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             at: Cursor {
                 index: 0,
                 leaf: 0,
-                visits: 0,
                 t_max: 0.0,
                 prune: 0.0,
             },
@@ -534,9 +556,8 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
             let walked = walk.at.step(
                 &walk.ray,
                 R::NEAREST_FIRST,
-                // A deep leaf as the next child is tested one turn later, its data asked for now
-                // (`DEFER_AFTER_VISITS`): bunny incoherent rays 1.04-1.06x (closest and any hit),
-                // 4 % more instructions.
+                // What the walk goes on with is tested one turn later, its data asked for now
+                // (`Cursor::next_turn`).
                 true,
                 &mut walk.stack,
                 nodes,
