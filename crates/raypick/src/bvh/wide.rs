@@ -38,13 +38,16 @@
 //! [`Traverse::traverse_each`] runs the walks of a run of rays in one loop compiled with the walk:
 //! the CPU check, the call and the walk's set-up (a prologue, a stack probe, spilled registers,
 //! about 150 of the 410 instructions of a ray that misses the root) are paid once per run.
-//! It also interleaves the walks two at a time, one node visit of each in turn (`Cursor::step`):
-//! an incoherent walk mostly waits, for its next node (a likely cache miss) and along the chain
-//! node test → chosen child → next node, and the other walk's visit fills that time (the
-//! "software pipelining" of independent rays that a GPU gets from its warps). Measured against
-//! the one-walk loop (paired runs, BENCHMARKS.md): the bunny's incoherent rays 1.12× (closest hit)
-//! and 1.21× (any hit) as fast; the conference room's, whose walks are short and miss the cache
-//! less, 0.93× and 0.97× (6 % more instructions per ray). Three walks were within the noise of two.
+//! It also interleaves the walks three at a time, one turn of each in turn (`Cursor::step`: a node
+//! visit or a leaf test): an incoherent walk mostly waits, for its next node or leaf (a likely
+//! cache miss) and along the chain node test → chosen child → next node, and the other walks'
+//! turns fill that time (the "software pipelining" of independent rays that a GPU gets from its
+//! warps). Two walks against the one-walk loop (paired runs, BENCHMARKS.md): the bunny's
+//! incoherent rays 1.12× (closest hit) and 1.21× (any hit) as fast; the conference room's, whose
+//! walks are short and miss the cache less, 0.93× and 0.97× (6 % more instructions per ray).
+//! Three walks against two, once every child waited for a turn ([`Cursor::next_turn`]): bunny
+//! 1.08–1.09× (closest) and 1.07× (any hit), conference 0.98× (1.5 % more instructions); before
+//! that, three were within the noise of two.
 //!
 //! ## Packets
 //! [`WideBvh::traverse_packet`] walks up to [`PACKET`] coherent rays together (a camera's
@@ -272,8 +275,8 @@ impl Cursor {
     /// its arguments are the pieces of a walk and of its tree as those two loops hold them.
     ///
     /// `next_turn`: whatever the walk goes on with, node or leaf, is only asked for from memory
-    /// and tested at the walk's next turn ([`Cursor::next_turn`]), while the other walk's turn
-    /// runs. Else a leaf is tested at once and the walk goes on to the next node (a lone walk has
+    /// and tested at the walk's next turn ([`Cursor::next_turn`]), while the other walks' turns
+    /// run. Else a leaf is tested at once and the walk goes on to the next node (a lone walk has
     /// nothing to overlap the wait with).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
@@ -508,10 +511,10 @@ where
 }
 
 /// The loop of [`Traverse::traverse_each`] over any wide node type: the rays' walks
-/// ([`traverse_nodes`]'s, step for step) two at a time, one node visit of each in turn, a finished
-/// walk's place taken by the next ray. A walk mostly waits: for its next node (a likely cache
-/// miss) and along the chain node test → chosen child → next node; the other walk's visit fills
-/// that time (three walks measured within the noise of two). Inlined into each compiled entry
+/// ([`traverse_nodes`]'s, step for step) three at a time, one turn of each in turn, a finished
+/// walk's place taken by the next ray. A walk mostly waits: for its next node or leaf (a likely
+/// cache miss) and along the chain node test → chosen child → next node; the other walks' turns
+/// fill that time (see the [module docs](self) for two and three walks). Inlined into each compiled entry
 /// point, so the loop and the walks are one function.
 #[inline(always)]
 pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
@@ -541,12 +544,13 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
         };
         (walk, None)
     };
-    let [mut first, mut second] = [idle(), idle()];
+    let [mut first, mut second, mut third] = [idle(), idle(), idle()];
     first.1 = start_walk(nodes, n, &mut next, run, &mut first.0);
     second.1 = start_walk(nodes, n, &mut next, run, &mut second.0);
-    // The two slots take turns by swapping references: no loop over slots, whose exit branch
-    // the walks' own branches made unpredictable (1.8 mispredictions per ray, callgrind).
-    let (mut current, mut other) = (&mut first, &mut second);
+    third.1 = start_walk(nodes, n, &mut next, run, &mut third.0);
+    // The slots take turns by rotating references: no loop over slots, whose exit branch the
+    // walks' own branches made unpredictable (1.8 mispredictions per ray with two, callgrind).
+    let (mut current, mut other, mut last) = (&mut first, &mut second, &mut third);
     loop {
         let (walk, slot) = &mut *current;
         if let Some((state, _)) = slot {
@@ -571,10 +575,12 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
                 run.finish(i, state);
                 *slot = start_walk(nodes, n, &mut next, run, walk);
             }
-        } else if other.1.is_none() {
+        } else if other.1.is_none() && last.1.is_none() {
             return;
         }
+        // current, other, last <- other, last, current.
         std::mem::swap(&mut current, &mut other);
+        std::mem::swap(&mut other, &mut last);
     }
 }
 
