@@ -329,7 +329,10 @@ impl Cursor {
             defer(stack, node, far, hits.t_near[far]);
             let (child, count) = node.child(near);
             stack.push((child, count, hits.t_near[near]));
-            stack.truncate(len + mask.count_ones() as usize);
+            // SAFETY: `len + count_ones <= len + 2 = stack.len()`, so the length only drops to
+            // entries that were pushed (and `(u32, u32, f32)` needs no drop). `truncate` branched
+            // on whether it drops anything (0.45 mispredictions per any-hit bunny ray).
+            unsafe { stack.set_len(len + mask.count_ones() as usize) };
             return self.pop(next_turn, stack, nodes, &mut leaf, leaf_data);
         }
         if mask != 0 {
