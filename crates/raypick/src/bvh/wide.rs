@@ -524,8 +524,8 @@ where
 /// ([`traverse_nodes`]'s, step for step) three at a time, one turn of each in turn, a finished
 /// walk's place taken by the next ray. A walk mostly waits: for its next node or leaf (a likely
 /// cache miss) and along the chain node test → chosen child → next node; the other walks' turns
-/// fill that time (see the [module docs](self) for two and three walks). Inlined into each compiled entry
-/// point, so the loop and the walks are one function.
+/// fill that time (see the [module docs](self) for two and three walks). Inlined into each
+/// compiled entry point, so the loop and the walks are one function.
 #[inline(always)]
 pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
     nodes: &[N],
