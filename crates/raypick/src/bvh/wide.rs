@@ -45,7 +45,7 @@
 //! warps). Two walks against the one-walk loop (paired runs, BENCHMARKS.md): the bunny's
 //! incoherent rays 1.12× (closest hit) and 1.21× (any hit) as fast; the conference room's, whose
 //! walks are short and miss the cache less, 0.93× and 0.97× (6 % more instructions per ray).
-//! Three walks against two, once every child waited for a turn ([`Cursor::next_turn`]): bunny
+//! Three walks against two, once every child waited for a turn (`Cursor::next_turn`): bunny
 //! 1.08–1.09× (closest) and 1.07× (any hit), conference 0.98× (1.5 % more instructions); before
 //! that, three were within the noise of two.
 //!
