@@ -316,14 +316,15 @@ impl Cursor {
         let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
         let rest = mask & mask.wrapping_sub(1);
-        if next_turn && rest & rest.wrapping_sub(1) == 0 {
+        if rest & rest.wrapping_sub(1) == 0 {
             // No, one or two hit children, without a branch on how many: both pushed, farther
             // first (a lone hit twice, no hit a lane that is dropped again), the stack cut to
-            // the hits, and the top popped as after a leaf. Branching on "any child hit" first
-            // mispredicted 1.16 times per bunny ray (callgrind); this way the pop's branches
-            // decide, whose answers are the same as before whenever a child was hit (not empty,
-            // not pruned): bunny incoherent rays 1.03–1.05× as fast (closest and any hit),
-            // conference 1.01× and 0.99× (BENCHMARKS.md).
+            // the hits, and the top popped as after a leaf. Branching on "any child hit" first,
+            // and on one or two after it, mispredicted 1.16 and 2.1 times per bunny ray
+            // (callgrind); this way the pop's branches decide, whose answers are the same as
+            // before whenever a child was hit (not empty, not pruned): bunny incoherent rays
+            // 1.03–1.05× as fast (closest and any hit), conference 1.01× and 0.99×
+            // (BENCHMARKS.md).
             let (near, far) = nearer_of_two(mask, &hits.t_near, nearest_first);
             let len = stack.len();
             defer(stack, node, far, hits.t_near[far]);
@@ -335,65 +336,53 @@ impl Cursor {
             unsafe { stack.set_len(len + mask.count_ones() as usize) };
             return self.pop(next_turn, stack, nodes, &mut leaf, leaf_data);
         }
-        if mask != 0 {
-            let first_lane = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            // The child to go on with: the only one, or the nearer of two (the other one is
-            // deferred); of three or more the nearest (the others deferred, farthest first). A
-            // walk in node order takes the first and defers the others as they come.
-            let next_lane = if mask & mask.wrapping_sub(1) == 0 {
-                // One or two hits, without a branch on which: a lone hit is its own "second"
-                // (never nearer than itself), and is deferred only to be dropped again. The
-                // branch between one and two mispredicted 2.1 times per incoherent ray
-                // (callgrind's model of the bunny).
-                let (near, far) = nearer_of_two(hits.mask, &hits.t_near, nearest_first);
-                defer(stack, node, far, hits.t_near[far]);
-                let kept = stack.len() - usize::from(mask == 0);
-                stack.truncate(kept);
-                near
-            } else if !nearest_first {
-                let mut rest = mask;
-                while rest != 0 {
-                    let lane = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    defer(stack, node, lane, hits.t_near[lane]);
-                }
-                first_lane
-            } else if (mask & (mask - 1)).count_ones() <= 1 {
-                // Three or four hits (nine in ten of the nodes with three or more on the
-                // conference room), ordered without a branch on the data: a sorting network over
-                // four keys, farthest first, a missing fourth key 0 (sorted last). The farther
-                // ones are deferred, farthest first, and the nearest (key `n - 1`) taken at once
-                // (not pushed and popped again: 1–2 % fewer instructions per closest-hit ray);
-                // with three hits the third deferred is the nearest, dropped again.
-                let keys = far_first4::<W>(mask | 1 << first_lane, &hits.t_near);
-                let n = mask.count_ones() as usize + 1;
-                for &key in &keys[..3] {
-                    let lane = key_lane::<W>(key);
-                    defer(stack, node, lane, hits.t_near[lane]);
-                }
-                stack.truncate(stack.len() - (4 - n));
-                key_lane::<W>(keys[n - 1])
-            } else {
-                // Defer all but the nearest, farthest first, and take the nearest at once.
-                let keys = far_first(mask | 1 << first_lane, &hits.t_near);
-                let n = mask.count_ones() as usize + 1;
-                for &key in &keys[..n - 1] {
-                    let lane = key_lane::<W>(key);
-                    defer(stack, node, lane, hits.t_near[lane]);
-                }
-                key_lane::<W>(keys[n - 1])
-            };
-            let (child, count) = node.child(next_lane);
-            if next_turn {
-                return self.next_turn(nodes, child, count, leaf_data);
+        let first_lane = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        // Three or more hits: the child to go on with is the nearest (the others deferred,
+        // farthest first). A walk in node order takes the first and defers the others as
+        // they come.
+        let next_lane = if !nearest_first {
+            let mut rest = mask;
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                defer(stack, node, lane, hits.t_near[lane]);
             }
-            if count == 0 {
-                return self.go_to(nodes, child);
+            first_lane
+        } else if (mask & (mask - 1)).count_ones() <= 1 {
+            // Three or four hits (nine in ten of the nodes with three or more on the
+            // conference room), ordered without a branch on the data: a sorting network over
+            // four keys, farthest first, a missing fourth key 0 (sorted last). The farther
+            // ones are deferred, farthest first, and the nearest (key `n - 1`) taken at once
+            // (not pushed and popped again: 1–2 % fewer instructions per closest-hit ray);
+            // with three hits the third deferred is the nearest, dropped again.
+            let keys = far_first4::<W>(mask | 1 << first_lane, &hits.t_near);
+            let n = mask.count_ones() as usize + 1;
+            for &key in &keys[..3] {
+                let lane = key_lane::<W>(key);
+                defer(stack, node, lane, hits.t_near[lane]);
             }
-            if self.test_leaf(child as usize, count, &mut leaf).is_break() {
-                return Walked::Over(ControlFlow::Break(()));
+            stack.truncate(stack.len() - (4 - n));
+            key_lane::<W>(keys[n - 1])
+        } else {
+            // Defer all but the nearest, farthest first, and take the nearest at once.
+            let keys = far_first(mask | 1 << first_lane, &hits.t_near);
+            let n = mask.count_ones() as usize + 1;
+            for &key in &keys[..n - 1] {
+                let lane = key_lane::<W>(key);
+                defer(stack, node, lane, hits.t_near[lane]);
             }
+            key_lane::<W>(keys[n - 1])
+        };
+        let (child, count) = node.child(next_lane);
+        if next_turn {
+            return self.next_turn(nodes, child, count, leaf_data);
+        }
+        if count == 0 {
+            return self.go_to(nodes, child);
+        }
+        if self.test_leaf(child as usize, count, &mut leaf).is_break() {
+            return Walked::Over(ControlFlow::Break(()));
         }
         self.pop(next_turn, stack, nodes, &mut leaf, leaf_data)
     }
