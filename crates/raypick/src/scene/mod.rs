@@ -76,6 +76,8 @@ mod refit;
 pub mod shapes;
 mod traverse;
 
+use std::ops::ControlFlow;
+
 use glam::{Affine3A, Mat3A, Vec3};
 
 pub use builder::SceneBuilder;
@@ -84,9 +86,12 @@ pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 
 use crate::bvh::quantized::QuantizedBvh;
-use std::ops::ControlFlow;
-
+use crate::bvh::validate::validate_wide;
 use crate::bvh::wide::{RayRun, Traverse, WideBvh, WideRay};
+use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
+use crate::geom::triangle::is_degenerate;
+use crate::simd::{Tri4, LANES};
+use crate::Aabb;
 
 /// The BVH of a mesh: 8-wide with float child boxes, or with quantized ones when the scene was built
 /// with [`BuildConfig::compact`] (see [`crate::bvh::quantized`]).
@@ -166,11 +171,6 @@ impl Traverse for MeshBvh {
         }
     }
 }
-use crate::bvh::validate::validate_wide;
-use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
-use crate::geom::triangle::is_degenerate;
-use crate::simd::{Tri4, LANES};
-use crate::Aabb;
 
 /// A built scene: geometries, their acceleration structures and the top-level BVH. Immutable except
 /// for [`Scene::update_mesh_vertices`]; `Send + Sync`, so one scene serves many threads.
