@@ -273,7 +273,7 @@ def f64_margin(rays, v, f, prims):
     (the larger of t and the hit point's largest coordinate). An f32 kernel decides a point a few
     ulps from an edge either way (its inputs and every step round to that scale), however large
     the barycentric margin: on a sliver triangle far from the ray's origin 1e-4 of a barycentric is
-    about two ulps (BENCHMARKS.md, fifteenth session)."""
+    about two ulps (the conference room has one: 440 units long, 4.6 wide, hit at t ≈ 2248)."""
     bary = np.full(len(rays), np.nan)
     ulps = np.full(len(rays), np.nan)
     for i, (r, k) in enumerate(zip(rays, prims)):

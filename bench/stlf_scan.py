@@ -5,9 +5,9 @@
 
 A load that reads bytes written by more than one store still in flight (a struct written field by
 field, then copied with one 16- or 32-byte load) cannot be forwarded from the store queue and
-waits until the stores reach the cache: ten to twenty cycles that callgrind does not see (it
-counts instructions) and perf shows as samples on the instruction after the load. The nineteenth
-session found five such copies on raypick's hot paths (BENCHMARKS.md).
+waits until the stores reach the cache: 10–20 cycles that callgrind does not see (it counts
+instructions) and perf shows as samples on the instruction after the load. On raypick's hot
+paths each such copy cost 1–8 % of a camera ray.
 
 This scan disassembles BINARY (objdump, AT&T syntax) and, in every function whose symbol contains
 FUNCTION_SUBSTRING, reports each vector load of 16 or 32 bytes whose bytes overlap, without being

@@ -1,12 +1,12 @@
 //! A/B timing of two versions of the engine in one process (`bench/ab/run.sh` builds it).
 //!
-//! Wall-clock figures on the shared 2-vCPU machines drift by 10–25 % in spells (BENCHMARKS.md,
-//! sixteenth session), so two builds timed in separate processes cannot resolve a change of a few
-//! per cent. Here both versions (crates `raypick_a` and `raypick_b`, copies of `crates/raypick` at
-//! two revisions) cast the same rays in one process, chunk by chunk, A and B taking turns (the
-//! first of each pair alternates): a slow spell hits both of a pair, and the figure is the median
-//! over all pairs of the pair's speed ratio B/A, with its quartiles, and the median over the
-//! passes of each pass's ratio (its pairs summed).
+//! Wall-clock figures on the shared 2-vCPU machines drift by 10–25 % in spells of seconds (the
+//! host's load changes under the VM), so two builds timed in separate processes cannot resolve a
+//! change of a few per cent. Here both versions (crates `raypick_a` and `raypick_b`, copies of
+//! `crates/raypick` at two revisions) cast the same rays in one process, chunk by chunk, A and B
+//! taking turns (the first of each pair alternates): a slow spell hits both of a pair, and the
+//! figure is the median over all pairs of the pair's speed ratio B/A, with its quartiles, and the
+//! median over the passes of each pass's ratio (its pairs summed).
 //!
 //! A scene built first and one built second are not placed alike in memory, and that alone moved
 //! the ratio of two identical builds by 1.5–3 %: the scenes are rebuilt every `ROUNDS / EPOCHS`
