@@ -55,11 +55,10 @@ pub struct BuildConfig {
     /// `parallel`). Smaller nodes are not worth a task.
     pub parallel_threshold: usize,
     /// Meshes store their BVH with 8-bit child boxes ([`crate::bvh::quantized`]): 128-byte nodes
-    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. It saves 4–6 bytes per triangle (49.2 → 45.3
-    /// on the bunny, 54.8 → 49.4 on the conference room); the node test dequantizes, so speed depends on
-    /// the workload: in interleaved runs it cast 2–13% more incoherent rays per second on the
-    /// conference room (whose tree misses the caches) and 9–15% fewer primary rays (BENCHMARKS.md).
-    /// Off in every preset. Answers are the same either way.
+    /// instead of 256, like Embree's `RTC_SCENE_FLAG_COMPACT`. The smaller tree stays in cache
+    /// better, but the node test dequantizes: it pays where the tree misses the caches (large
+    /// meshes, incoherent rays) and costs where it does not (coherent camera rays). Off in every
+    /// preset. Answers are the same either way.
     pub compact: bool,
     /// Tree optimization after the build ([`crate::bvh::reinsert`]): the first pass moves up to this
     /// fraction of the nodes (those with the largest boxes) to where the SAH cost drops most; each
@@ -85,22 +84,17 @@ impl BuildConfig {
     };
 
     /// The default: 32 bins, a full sweep for nodes of up to 16 primitives, leaves of up to 8, then
-    /// two reinsertion passes over 5 % and 1.7 % of the nodes ([`crate::bvh::reinsert`]: 7 % less
-    /// work per incoherent ray on the conference room, for about a tenth more build time).
-    /// 32 bins rather than 16 since the wide tree is the SAH-optimal collapse
-    /// ([`crate::bvh::collapse`]): conference incoherent closest-hit rays 2.6 % fewer instructions
-    /// and 6 % fewer mispredicted branches (callgrind), 1.03× as fast (10 paired rounds), the
-    /// bunny's level, for about a tenth more build time on the conference room (BENCHMARKS.md).
+    /// two reinsertion passes over 5 % and 1.7 % of the nodes ([`crate::bvh::reinsert`]), which
+    /// move the subtrees of large triangles that the top-down build placed too deep. Meshes
+    /// collapse this tree into the wide tree of least SAH cost ([`crate::bvh::collapse`]), so a
+    /// better binary tree (finer bins, reinsertion) carries over into the tree the rays walk.
     ///
-    /// Costs are tuned for meshes, which test the triangles of a leaf four at a time from
-    /// contiguous blocks ([`crate::simd::tri4_candidates`]): a block test costs 0.8 of a node visit
-    /// (a likely cache miss), and the SAH counts blocks (`block_size` 4), as Embree does for its
-    /// 4-wide leaves. On the bunny this gives mean leaves of about 6.5 that fill their blocks,
-    /// 59 instead of 70 bytes per triangle (greedy collapse; 53 since the SAH-optimal collapse) and
-    /// 10-15% more incoherent rays per second than charging
-    /// 0.3 per triangle (interleaved runs in one process on a shared 2-core machine; the
-    /// conference room is unchanged within the noise). Scenes build their sphere and top-level
-    /// BVHs with `block_size` 1: those test one primitive at a time.
+    /// Costs are tuned for meshes, which test the triangles of a leaf in SIMD from contiguous
+    /// blocks of four (`simd::tri_hits`, one or two blocks per pass): a block test costs 0.8 of a
+    /// node visit (a likely cache miss), and the SAH counts blocks (`block_size` 4), as Embree does
+    /// for its 4-wide leaves. Leaves then fill their blocks: fewer padding lanes, fewer bytes per
+    /// triangle and fewer leaf passes than when each triangle is charged on its own. Scenes build
+    /// their sphere and top-level BVHs with `block_size` 1: those test one primitive at a time.
     pub const BALANCED: Self = Self {
         bins: 32,
         max_leaf_size: 8,

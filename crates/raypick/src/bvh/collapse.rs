@@ -14,15 +14,13 @@
 //! - `leaf(n) = A(n)·c_block·⌈P(n) / block_size⌉`, the leaf cost of the binary builder
 //!   ([`super::BuildConfig`]: blocks of four triangles tested together).
 //!
-//! The greedy collapse it replaces (open the child with the largest box until `W` lanes are used)
-//! fills the upper levels and leaves the lower ones with two or three children: on the bunny it
-//! made 4,001 nodes of 3.7 children each for 10,631 leaves. Here a subtree's lanes go where they
-//! save the most, and small leaves next to each other may merge into one (up to
-//! `max_leaf_size`): a lane and a node visit saved for a slightly larger leaf. Areas are those of
-//! the binary boxes, which are the wide tree's child boxes. The table is `W` costs per binary
-//! node and each entry a minimum over at most `W − 1` shares: `O(n·W²)`, a few milliseconds for
-//! the conference room's 331k triangles. On the bunny the wide tree has 2,097 nodes instead of
-//! 4,001; on the conference room 14,135 instead of 17,337 and 56,381 leaves instead of 62,290.
+//! A greedy collapse (open the child with the largest box until `W` lanes are used) fills the
+//! upper levels and leaves the lower ones two or three children wide, so the walk pays a whole
+//! node visit for few boxes near the leaves. Here a subtree's lanes go where they save the most,
+//! and small leaves next to each other may merge into one (up to `max_leaf_size`): a lane and a
+//! node visit saved for a slightly larger leaf. Areas are those of the binary boxes, which are
+//! the wide tree's child boxes. The table is `W` costs per binary node and each entry a minimum
+//! over at most `W − 1` shares: `O(n·W²)` time.
 //!
 //! Tests: the tree built costs what a brute force over every way to cover each node's children
 //! with at most `W` lanes finds cheapest (small trees, widths 4 and 8, with and without merging).

@@ -8,8 +8,8 @@ use super::{mesh_local_boxes, pad_box, Accel, BuildError, Geometry, Scene};
 
 impl Scene {
     /// Replaces the vertices of mesh `geom` (same count, same triangles) and refits: the mesh is
-    /// moved to the frame of its new box centre, its BVH boxes are recomputed bottom-up
-    /// ([`crate::bvh::wide::WideBvh::refit`]), and so are the top level's. Queries then see the new vertices.
+    /// moved to the frame of its new box centre, its BVH's boxes are recomputed bottom-up with the
+    /// topology kept, and so are the top level's. Queries then see the new vertices.
     /// Cheaper than a rebuild; the tree's quality degrades if the mesh deforms a lot (rebuild the
     /// scene then).
     ///
