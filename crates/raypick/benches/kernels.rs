@@ -15,7 +15,7 @@ use raypick::geom::triangle::{
 };
 use raypick::simd::{
     box4, box4_scalar, qbox8, qbox8_scalar, tri4_candidates, tri4_candidates_scalar,
-    tri_candidates, tri_candidates_scalar, BoxRay, QuantBoxes8, Tri4, LANES,
+    tri_candidates, tri_candidates_scalar, BoxRay, QuantBoxes8, ShearRay, Tri4, LANES,
 };
 use raypick::{Aabb, Ray};
 
@@ -230,7 +230,7 @@ fn bench(c: &mut Criterion) {
     )]
     let mut qbox_fns: Vec<(&str, QBox)> = vec![("sse", qbox8), ("scalar_twin", qbox8_scalar)];
     #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-    if raypick::simd::has_x86_64_v3() {
+    if raypick::simd::Isa::detected().has_x86_64_v3() {
         qbox_fns.push(("avx2", |b, r, t| {
             // SAFETY: the CPU has AVX2, checked above.
             unsafe { qbox8_avx2_compiled(b, r, t) }
@@ -262,7 +262,7 @@ fn bench(c: &mut Criterion) {
     let shear_rays: Vec<_> = inp
         .rays
         .iter()
-        .map(|r| WatertightRay::new(r).shear_ray())
+        .map(|r| ShearRay::of(&WatertightRay::new(r)))
         .collect();
     type Tri4Fn = fn(&Tri4, &raypick::simd::ShearRay) -> u32;
     let tri4_fns: [(&str, Tri4Fn); 2] = [

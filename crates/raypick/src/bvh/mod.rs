@@ -16,8 +16,8 @@
 //! | [`reinsert`] | tree optimization after the build: reinsertion (Meister & Bittner 2018) |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
 //! | [`collapse`] | which binary nodes become the wide tree's nodes and leaves: the SAH-optimal collapse (Ylitie et al. 2017) |
-//! | [`wide`] | [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, SIMD box tests |
-//! | [`quantized`] | [`quantized::QuantizedBvh`]: the 8-wide BVH with 8-bit child boxes, 128-byte nodes (what meshes use) |
+//! | [`wide`] | [`wide::WideTree`], the shell of every wide tree, and [`wide::WideBvh`]: the 4- or 8-wide BVH collapsed from the binary one, its walks (single, interleaved, packets) |
+//! | [`quantized`] | [`quantized::QuantizedBvh`]: the 8-wide tree with 8-bit child boxes, 128-byte nodes (meshes use it with [`BuildConfig::compact`]) |
 //! | [`stats`] | [`BvhStats`]: node and leaf counts, depth, leaf sizes, SAH cost, memory |
 //!
 //! ## References
@@ -44,6 +44,10 @@ pub use node::Node;
 pub use stats::BvhStats;
 pub use traverse::BvhRay;
 pub use validate::ValidationError;
+
+/// Every leaf of a wide tree starts at a multiple of this in its primitive order: the lane count of
+/// the triangle blocks ([`crate::simd::Tri4`]), so a mesh's leaf is whole blocks.
+pub const LEAF_ALIGN: usize = crate::simd::LANES;
 
 /// The deepest a [`Bvh`] may be (root at depth 1). The builder switches to median splits, which
 /// halve the node, well before this depth, so any input (at most `u32::MAX` primitives) fits; the

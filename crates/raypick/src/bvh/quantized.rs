@@ -1,50 +1,49 @@
 //! [`QuantizedBvh`]: the 8-wide BVH with its child boxes stored in 8 bits per plane, half the bytes of
 //! a float node (128 instead of 256: two cache lines instead of four).
 //!
-//! Incoherent rays on big meshes are bound by memory latency: on the conference room an any-hit ray
-//! visits three to four nodes and two triangle blocks and spends most of its time waiting for them
-//! (BENCHMARKS.md). Quantizing the child boxes on a per-node grid (Mahovsky, "Ray Tracing with
-//! Reduced-Precision Bounding Volume Hierarchies", 2005; Ylitie, Karras, Laine, "Efficient Incoherent
-//! Ray Traversal on GPUs Through Compressed Wide BVHs", HPG 2017) shrinks the tree so more of it stays
-//! in cache, at the price of a costlier node test. Measured (BENCHMARKS.md): 2–13% faster for
-//! incoherent rays on the conference room, 9–15% slower for primary rays, 4–6 bytes per triangle less;
-//! meshes use it when the scene is built with [`BuildConfig::compact`].
+//! Incoherent rays on big meshes are bound by memory latency: a ray visits a few nodes and triangle
+//! blocks and spends most of its time waiting for them. Quantizing the child boxes on a per-node
+//! grid (Mahovsky, "Ray Tracing with Reduced-Precision Bounding Volume Hierarchies", 2005; Ylitie,
+//! Karras, Laine, "Efficient Incoherent Ray Traversal on GPUs Through Compressed Wide BVHs", HPG
+//! 2017) shrinks the tree so more of it stays in cache, at the price of a costlier node test (the
+//! planes are dequantized before the slab test). Meshes use it when the scene is built with
+//! [`BuildConfig::compact`], which every preset leaves off.
 //!
 //! ## Grid and exactness
 //! Each node stores its exact box (the union of its children's exact boxes) as the anchor, one grid
 //! step per axis (a power of two: the smallest with `255·step ≥ extent`), and per child and plane
-//! a count of steps ([`crate::simd::QuantBoxes8`]): a min plane is `min + q·step`, counted up from the
+//! a count of steps ([`QuantBoxes8`]): a min plane is `min + q·step`, counted up from the
 //! node's minimum, and a max plane `max − q·step`, counted down from its maximum, each rounded once in
 //! f32 (`q·step` is exact). The builder picks the largest `q` whose *rounded* plane still holds the
 //! child's exact box, so every stored box is conservative by construction, whatever the rounding,
 //! and lies inside the node's exact box. The slab test on the dequantized planes is the float
-//! node's ([`crate::simd::box8`], Ize's padded test), so a ray that touches a child's exact box always
+//! node's (Ize's padded test), so a ray that touches a child's exact box always
 //! reaches the child: the tree reaches a superset of what [`WideBvh<8>`] reaches, and the leaf
 //! closure decides.
 //!
 //! ## Layout
 //! [`QuantNode`]: the quantized boxes, then per child an index (`u32`) and a count (`u8`): as in
-//! [`WideNode`](super::wide::WideNode), `count > 0` is a leaf over positions `index..index + count` of
-//! [`QuantizedBvh::prim_ids`] (starting at a multiple of [`LEAF_ALIGN`](super::wide::LEAF_ALIGN)), `count == 0` an interior
-//! child at node `index` (after its parent), and a lane whose `valid` bit is clear is empty. Leaves
-//! therefore hold at most 255 primitives ([`QuantizedBvh::build`] caps `max_leaf_size`).
+//! [`WideNode`](super::wide::WideNode), `count > 0` is a leaf over positions
+//! `index..index + count` of [`QuantizedBvh::prim_ids`] (starting at a multiple of
+//! [`LEAF_ALIGN`](super::LEAF_ALIGN)), `count == 0` an interior child at node `index` (after its
+//! parent), and a lane whose `valid` bit is clear is empty. Leaves therefore hold at most 255
+//! primitives ([`QuantizedBvh::build`] caps `max_leaf_size`).
 //!
 //! ## Traversal
-//! The loop of [`super::wide`], with [`crate::simd::qbox8_avx2`] (bytes widened and scaled in
-//! registers) on x86-64-v3 CPUs and [`crate::simd::qbox8`] otherwise; twin
-//! [`crate::simd::qbox8_scalar`].
+//! The walks of [`super::wide`] over [`QuantNode`]s through the shared shell
+//! ([`WideTree`]), with the quantized node test (bytes widened and scaled in AVX2 registers on
+//! x86-64-v3 CPUs, dequantized in scalar code and tested in SSE otherwise; a scalar twin).
 
 use std::ops::{ControlFlow, Range};
 
 use glam::Vec3;
 
-use super::stats::wide_stats;
-use super::validate::{validate_wide, WideLane, WideTreeView};
 use super::wide::{
-    traverse_nodes, traverse_nodes_each, RayRun, Traverse, WideBvh, WideChildren, WideRay,
+    traverse_nodes, traverse_nodes_each, Child, NodeLayout, Order, RayRun, Traverse, WideBvh,
+    WideRay, WideTree,
 };
-use super::{BuildConfig, BvhStats, ValidationError};
-use crate::simd::{qbox8, QuantBoxes8};
+use super::{BuildConfig, ValidationError};
+use crate::simd::{dispatch_to, qbox8_on, Isa, QuantBoxes8};
 use crate::Aabb;
 
 /// Lanes of a node.
@@ -63,13 +62,6 @@ pub struct QuantNode {
 }
 
 const _: () = assert!(std::mem::size_of::<QuantNode>() == 128);
-
-impl WideChildren for QuantNode {
-    #[inline(always)]
-    fn child(&self, lane: usize) -> (u32, u32) {
-        (self.index[lane], u32::from(self.count[lane]))
-    }
-}
 
 impl QuantNode {
     /// `true` when `lane` holds a child.
@@ -172,20 +164,80 @@ pub fn quantize(lanes: &[Aabb; W], valid: u8) -> QuantBoxes8 {
     boxes
 }
 
-/// An 8-wide BVH with quantized child boxes (see the [module docs](self)).
-#[derive(Clone, Debug, Default)]
-pub struct QuantizedBvh {
-    nodes: Vec<QuantNode>,
-    prim_ids: Vec<u32>,
-    num_prims: usize,
+/// An 8-wide BVH with quantized child boxes (see the [module docs](self)): the wide-tree shell over
+/// [`QuantNode`]s.
+pub type QuantizedBvh = WideTree<QuantNode>;
+
+impl NodeLayout for QuantNode {
+    const WIDTH: usize = W;
+
+    #[inline(always)]
+    fn child(&self, lane: usize) -> Child {
+        Child {
+            index: self.index[lane],
+            count: u32::from(self.count[lane]),
+        }
+    }
+
+    #[inline]
+    fn holds(&self, lane: usize) -> bool {
+        self.is_valid(lane)
+    }
+
+    #[inline]
+    fn child_bounds(&self, lane: usize) -> Aabb {
+        QuantNode::child_bounds(self, lane)
+    }
+
+    /// The node's exact box (its anchor).
+    fn bounds(&self) -> Aabb {
+        QuantNode::bounds(self)
+    }
+
+    /// The lanes quantized on the grid of their union (the new anchor).
+    fn set_lanes(&mut self, lanes: &[Aabb]) {
+        let lanes: [Aabb; W] = std::array::from_fn(|l| lanes[l]);
+        self.boxes = quantize(&lanes, self.boxes.valid);
+    }
+
+    /// An empty lane has no index and no count; a lane's box lies inside its node's anchor, and an
+    /// interior lane's box holds its child's anchor (which holds the child's lanes: by induction
+    /// every box holds everything below it).
+    fn check_lane(
+        &self,
+        node: usize,
+        lane: usize,
+        child: Option<&Self>,
+    ) -> Result<(), ValidationError> {
+        let (index, count) = (self.index[lane] as usize, usize::from(self.count[lane]));
+        if !self.is_valid(lane) {
+            return if index != 0 || count != 0 {
+                Err(ValidationError::LeafRange {
+                    node,
+                    first: index,
+                    end: index + count,
+                })
+            } else {
+                Ok(())
+            };
+        }
+        let bounds = self.child_bounds(lane);
+        let inside = self.bounds().contains(&bounds);
+        let holds_child = child.is_none_or(|c| bounds.contains(&c.bounds()));
+        if inside && holds_child {
+            Ok(())
+        } else {
+            Err(ValidationError::ChildOutside {
+                parent: node,
+                child: index,
+            })
+        }
+    }
 }
 
 impl QuantizedBvh {
-    /// The value of padding positions in [`QuantizedBvh::prim_ids`] (no leaf covers them).
-    pub const PADDING: u32 = WideBvh::<8>::PADDING;
-
-    /// Builds the binary SAH tree ([`super::Bvh::build`], with `max_leaf_size` capped at 255), collapses
-    /// it ([`WideBvh::from_binary`]) and quantizes it.
+    /// Builds the binary SAH tree ([`super::Bvh::build`], with `max_leaf_size` capped at 255),
+    /// collapses it ([`WideBvh::from_binary`]) and quantizes it.
     pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
         let config = BuildConfig {
             max_leaf_size: config.max_leaf_size.min(255),
@@ -204,7 +256,7 @@ impl QuantizedBvh {
             .iter()
             .map(|node| {
                 let valid = (0..W)
-                    .filter(|&l| node.is_leaf(l) || node.is_interior(l))
+                    .filter(|&l| node.holds(l))
                     .fold(0u8, |v, l| v | 1 << l);
                 let lanes = std::array::from_fn(|l| node.child_bounds(l));
                 QuantNode {
@@ -216,169 +268,53 @@ impl QuantizedBvh {
                 }
             })
             .collect();
-        let num_prims = wide.num_prims();
         Self {
             nodes,
             prim_ids: wide.prim_ids,
-            num_prims,
+            num_prims: wide.num_prims,
         }
     }
 
-    /// The nodes, root first (empty when the BVH holds no primitive).
-    pub fn nodes(&self) -> &[QuantNode] {
-        &self.nodes
-    }
-
-    /// The primitive ids in leaf order, padded with [`Self::PADDING`] so that every leaf starts at a
-    /// multiple of [`LEAF_ALIGN`](super::wide::LEAF_ALIGN).
-    pub fn prim_ids(&self) -> &[u32] {
-        &self.prim_ids
-    }
-
-    /// Number of primitives.
-    pub fn num_prims(&self) -> usize {
-        self.num_prims
-    }
-
-    /// [`WideBvh::traverse`] on the quantized boxes.
-    #[inline]
-    pub fn traverse<F>(&self, ray: &WideRay, t_max: f32, leaf: F) -> ControlFlow<()>
+    /// [`Traverse::traverse_prefetching`] compiled for `isa`.
+    #[inline(always)]
+    pub(crate) fn traverse_on<F, P>(
+        &self,
+        isa: Isa,
+        ray: &WideRay,
+        order: Order,
+        t_max: f32,
+        leaf: F,
+        leaf_data: P,
+    ) -> ControlFlow<()>
     where
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
+        P: Fn(usize) -> *const u8,
     {
-        self.traverse_prefetching(ray, t_max, leaf, |_| std::ptr::null())
-    }
-
-    /// Recomputes every child box bottom-up from `boxes` (indexed by primitive id), keeping the
-    /// topology: exact boxes first (children come after their parents, so one reverse pass), then
-    /// each node quantized on its new grid.
-    ///
-    /// # Panics
-    /// When `boxes.len()` differs from the number of primitives.
-    pub fn refit(&mut self, boxes: &[Aabb]) {
-        let ids = std::mem::take(&mut self.prim_ids);
-        self.refit_with_ids(&ids, boxes);
-        self.prim_ids = ids;
-    }
-
-    /// [`Self::refit`] with the position-to-primitive map `ids` kept outside the tree (see
-    /// [`Self::take_prim_ids`]).
-    ///
-    /// # Panics
-    /// When `boxes.len()` differs from the number of primitives.
-    pub(crate) fn refit_with_ids(&mut self, ids: &[u32], boxes: &[Aabb]) {
-        assert_eq!(
-            boxes.len(),
-            self.num_prims,
-            "QuantizedBvh::refit: one box per primitive"
-        );
-        let mut exact = vec![Aabb::EMPTY; self.nodes.len()];
-        for i in (0..self.nodes.len()).rev() {
-            let node = &self.nodes[i];
-            let lanes: [Aabb; W] = std::array::from_fn(|lane| {
-                let (index, count) = node.child(lane);
-                if node.is_leaf(lane) {
-                    let first = index as usize;
-                    ids[first..first + count as usize]
-                        .iter()
-                        .fold(Aabb::EMPTY, |b, &p| b.union(boxes[p as usize]))
-                } else if node.is_interior(lane) {
-                    exact[index as usize]
-                } else {
-                    Aabb::EMPTY
-                }
-            });
-            exact[i] = lanes.iter().fold(Aabb::EMPTY, |b, &l| b.union(l));
-            let valid = node.boxes.valid;
-            self.nodes[i].boxes = quantize(&lanes, valid);
-        }
-    }
-
-    /// Shape figures as for [`WideBvh::stats`], with the conservative (quantized) child boxes.
-    pub fn stats(&self) -> BvhStats {
-        wide_stats(
-            self,
-            self.nodes.capacity() * std::mem::size_of::<QuantNode>()
-                + self.prim_ids.capacity() * std::mem::size_of::<u32>(),
+        dispatch_to(
+            isa,
+            #[inline(always)]
+            |isa| {
+                traverse_nodes(
+                    &self.nodes,
+                    ray,
+                    order,
+                    t_max,
+                    leaf,
+                    leaf_data,
+                    #[inline(always)]
+                    |node: &QuantNode, r, t| qbox8_on(isa, &node.boxes, r, t),
+                )
+            },
         )
-    }
-
-    /// Checks [`WideBvh::validate`]'s invariants on the quantized tree: the permutation, the layout,
-    /// leaf ranges, empty lanes (no index, no count), and containment: every leaf lane's box holds its
-    /// primitives' boxes, every interior lane's box holds its child's exact box (anchor), and every
-    /// lane lies inside its node's anchor; by induction every box holds everything below it.
-    pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        validate_wide(self, &self.prim_ids, boxes, Self::PADDING)
-    }
-
-    /// Moves [`Self::prim_ids`] out of the tree, leaving it empty, for an owner that keeps each
-    /// position's id with the primitive it stores there (a mesh's triangle blocks): one copy of
-    /// the ids instead of two. Such an owner refits with [`Self::refit_with_ids`] and validates
-    /// with `validate_wide`, giving both its ids.
-    pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.prim_ids)
-    }
-}
-
-impl WideTreeView for QuantizedBvh {
-    const WIDTH: usize = W;
-    fn num_nodes(&self) -> usize {
-        self.nodes.len()
-    }
-    fn num_prims(&self) -> usize {
-        self.num_prims
-    }
-    fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)> {
-        let n = &self.nodes[node];
-        n.is_valid(lane)
-            .then_some((n.index[lane] as usize, usize::from(n.count[lane])))
-    }
-    fn node_bounds(&self, node: usize) -> Aabb {
-        self.nodes[node].bounds()
-    }
-    fn lane_bounds(&self, node: usize, lane: usize) -> Aabb {
-        self.nodes[node].child_bounds(lane)
-    }
-    /// An empty lane has no index and no count; a lane's box lies inside its node's anchor, and an
-    /// interior lane's box holds its child's anchor (which holds the child's lanes: by induction every
-    /// box holds everything below it).
-    fn check_lane(&self, node: usize, lane: usize) -> Result<(), ValidationError> {
-        let n = &self.nodes[node];
-        let (index, count) = (n.index[lane] as usize, usize::from(n.count[lane]));
-        match self.lane(node, lane) {
-            WideLane::Empty if index != 0 || count != 0 => Err(ValidationError::LeafRange {
-                node,
-                first: index,
-                end: index + count,
-            }),
-            WideLane::Empty => Ok(()),
-            lane_kind => {
-                let bounds = n.child_bounds(lane);
-                let inside = n.bounds().contains(&bounds);
-                let holds_child = match lane_kind {
-                    WideLane::Interior { child } => bounds.contains(&self.nodes[child].bounds()),
-                    _ => true,
-                };
-                if inside && holds_child {
-                    Ok(())
-                } else {
-                    Err(ValidationError::ChildOutside {
-                        parent: node,
-                        child: index,
-                    })
-                }
-            }
-        }
     }
 }
 
 impl Traverse for QuantizedBvh {
-    /// Compiled twice and picked at run time: for x86-64-v3 CPUs (AVX2 widening of the byte rows,
-    /// the leaf closure inlined), and with scalar dequantization and two SSE halves otherwise.
     #[inline]
     fn traverse_prefetching<F, P>(
         &self,
         ray: &WideRay,
+        order: Order,
         t_max: f32,
         leaf: F,
         leaf_data: P,
@@ -387,67 +323,24 @@ impl Traverse for QuantizedBvh {
         F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
         P: Fn(usize) -> *const u8,
     {
-        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if crate::simd::has_x86_64_v3() {
-            // SAFETY: the CPU has every feature `traverse_v3` is compiled for, checked just above.
-            return unsafe { self.traverse_v3(ray, t_max, leaf, leaf_data) };
-        }
-        traverse_nodes(&self.nodes, ray, t_max, leaf, leaf_data, |node, r, t| {
-            qbox8(&node.boxes, r, t)
-        })
+        self.traverse_on(Isa::detected(), ray, order, t_max, leaf, leaf_data)
     }
 
-    /// The whole loop over the rays compiled for x86-64-v3 when the CPU is one (see
-    /// [`WideBvh`]'s).
     #[inline]
     fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
-        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-        if crate::simd::has_x86_64_v3() {
-            // SAFETY: the CPU has every feature `traverse_each_v3` is compiled for, checked just
-            // above.
-            return unsafe { self.traverse_each_v3(n, run) };
-        }
-        traverse_nodes_each(&self.nodes, n, run, |node, r, t| qbox8(&node.boxes, r, t));
-    }
-}
-
-#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-impl QuantizedBvh {
-    /// The traversal compiled for x86-64-v3.
-    ///
-    /// # Safety
-    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
-    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn traverse_v3<F, P>(
-        &self,
-        ray: &WideRay,
-        t_max: f32,
-        leaf: F,
-        leaf_data: P,
-    ) -> ControlFlow<()>
-    where
-        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(usize) -> *const u8,
-    {
-        traverse_nodes(&self.nodes, ray, t_max, leaf, leaf_data, |node, r, t| {
-            // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
-            unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
-        })
-    }
-}
-
-#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
-impl QuantizedBvh {
-    /// [`Traverse::traverse_each`] compiled for x86-64-v3.
-    ///
-    /// # Safety
-    /// The CPU must support the enabled features ([`crate::simd::has_x86_64_v3`]).
-    #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn traverse_each_v3<R: RayRun>(&self, n: usize, run: &mut R) {
-        traverse_nodes_each(&self.nodes, n, run, |node, r, t| {
-            // SAFETY: this function is compiled for AVX2, and only called when the CPU has it.
-            unsafe { crate::simd::qbox8_avx2(&node.boxes, r, t) }
-        });
+        dispatch_to(
+            Isa::detected(),
+            #[inline(always)]
+            |isa| {
+                traverse_nodes_each(
+                    &self.nodes,
+                    n,
+                    run,
+                    #[inline(always)]
+                    |node: &QuantNode, r, t| qbox8_on(isa, &node.boxes, r, t),
+                )
+            },
+        );
     }
 }
 
@@ -590,28 +483,32 @@ mod tests {
             let _ = traverse_nodes(
                 &q.nodes,
                 &ray,
+                Order::NearestFirst,
                 f32::INFINITY,
                 |r, t| shrink(&mut twin, r, t),
                 |_| std::ptr::null(),
-                |node, r, t| crate::simd::qbox8_scalar(&node.boxes, r, t),
+                |node: &QuantNode, r, t| crate::simd::qbox8_scalar(&node.boxes, r, t),
             );
-            let mut sse = Vec::new();
-            let _ = traverse_nodes(
-                &q.nodes,
-                &ray,
-                f32::INFINITY,
-                |r, t| shrink(&mut sse, r, t),
-                |_| std::ptr::null(),
-                |node, r, t| qbox8(&node.boxes, r, t),
-            );
+            for isa in Isa::available() {
+                let mut copy = Vec::new();
+                let _ = q.traverse_on(
+                    isa,
+                    &ray,
+                    Order::NearestFirst,
+                    f32::INFINITY,
+                    |r, t| shrink(&mut copy, r, t),
+                    |_| std::ptr::null(),
+                );
+                assert_eq!(copy, twin, "{isa:?}, ray {k}");
+            }
             let mut entry = Vec::new();
             let _ = q.traverse_prefetching(
                 &ray,
+                Order::NearestFirst,
                 f32::INFINITY,
                 |r, t| shrink(&mut entry, r, t),
                 |_| std::ptr::null(),
             );
-            assert_eq!(sse, twin, "ray {k}");
             assert_eq!(entry, twin, "ray {k}");
             rays.push(ray);
             twins.push(twin);

@@ -6,7 +6,7 @@ use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use super::wide::{RayRun, WideRay};
+use super::wide::{Order, RayRun, WideRay};
 use crate::{Aabb, Ray};
 
 /// `n` boxes of size 0.01–1 (times `scale`) in a cube of side 20 (times `scale`), and their centres.
@@ -70,8 +70,9 @@ pub(crate) fn record_leaf(
 }
 
 /// A run of `rays` ([`RayRun`]) whose walks [`record_leaf`]: ray `k` starts with bound `t_max(k)`,
-/// and its leaves end up in `leaves[k]`.
-pub(crate) struct LeafRecorder<'a, const NEAREST_FIRST: bool> {
+/// and its leaves end up in `leaves[k]`. `NEAREST`: walks in [`Order::NearestFirst`], else in
+/// [`Order::NodeOrder`] (a bool: enums are not const parameters).
+pub(crate) struct LeafRecorder<'a, const NEAREST: bool> {
     pub rays: &'a [WideRay],
     pub t_max: fn(usize) -> f32,
     pub stop: fn(usize) -> bool,
@@ -80,8 +81,12 @@ pub(crate) struct LeafRecorder<'a, const NEAREST_FIRST: bool> {
     pub finished: Vec<u32>,
 }
 
-impl<const NEAREST_FIRST: bool> RayRun for LeafRecorder<'_, NEAREST_FIRST> {
-    const NEAREST_FIRST: bool = NEAREST_FIRST;
+impl<const NEAREST: bool> RayRun for LeafRecorder<'_, NEAREST> {
+    const ORDER: Order = if NEAREST {
+        Order::NearestFirst
+    } else {
+        Order::NodeOrder
+    };
     type State = (usize, Vec<(usize, usize)>);
 
     fn start(&self, k: usize) -> (WideRay, f32, Self::State) {

@@ -122,7 +122,7 @@ pub(crate) fn check_permutation(
 
 /// The walk from the root enters node `i` at `depth` (shared by the binary and the wide trees): no
 /// deeper than [`MAX_DEPTH`], and no node reached twice.
-fn enter(reached: &mut [usize], i: usize, depth: usize) -> Result<(), ValidationError> {
+pub(crate) fn enter(reached: &mut [usize], i: usize, depth: usize) -> Result<(), ValidationError> {
     if depth > MAX_DEPTH {
         return Err(ValidationError::TooDeep { depth });
     }
@@ -137,128 +137,11 @@ fn enter(reached: &mut [usize], i: usize, depth: usize) -> Result<(), Validation
 }
 
 /// After the walk: every node was reached.
-fn all_reached(reached: &[usize]) -> Result<(), ValidationError> {
+pub(crate) fn all_reached(reached: &[usize]) -> Result<(), ValidationError> {
     match reached.iter().position(|&c| c != 1) {
         Some(node) => Err(ValidationError::Reach { node, count: 0 }),
         None => Ok(()),
     }
-}
-
-/// One lane of a wide node, as [`validate_wide`] sees it.
-pub(crate) enum WideLane {
-    /// No child.
-    Empty,
-    /// A leaf over positions `first..first + count` of the permutation.
-    Leaf { first: usize, count: usize },
-    /// Interior child node `child`.
-    Interior { child: usize },
-}
-
-/// What [`validate_wide`] and [`super::stats::wide_stats`] need of a wide tree (the float
-/// [`super::wide::WideBvh`] and the quantized [`super::quantized::QuantizedBvh`] differ only in how
-/// boxes and empty lanes are stored).
-pub(crate) trait WideTreeView {
-    /// Children per node.
-    const WIDTH: usize;
-    fn num_nodes(&self) -> usize;
-    fn num_prims(&self) -> usize;
-    /// `(index, count)` of `lane` of `node`, `None` for an empty lane (`count > 0`: a leaf).
-    fn lane_ref(&self, node: usize, lane: usize) -> Option<(usize, usize)>;
-    /// The box the traversal tests for `lane` of `node`.
-    fn lane_bounds(&self, node: usize, lane: usize) -> Aabb;
-    /// The box of everything under `node`.
-    fn node_bounds(&self, node: usize) -> Aabb;
-    /// The format's own rules for one lane: how an empty lane is stored, and that an interior lane's
-    /// box holds what its child node holds.
-    fn check_lane(&self, node: usize, lane: usize) -> Result<(), ValidationError>;
-
-    /// `lane` of `node`, classified.
-    fn lane(&self, node: usize, lane: usize) -> WideLane {
-        match self.lane_ref(node, lane) {
-            None => WideLane::Empty,
-            Some((first, count)) if count > 0 => WideLane::Leaf { first, count },
-            Some((child, _)) => WideLane::Interior { child },
-        }
-    }
-}
-
-/// The invariants of a wide tree against the primitives' `boxes`: the permutation (padding aside), the
-/// node count, depth-first layout, every node reached once, no deeper than [`MAX_DEPTH`], leaves
-/// starting at a multiple of [`LEAF_ALIGN`](super::wide::LEAF_ALIGN) and covering each id's position
-/// once, leaf boxes holding their primitives' boxes, and the format's lane rules.
-pub(crate) fn validate_wide<T: WideTreeView>(
-    tree: &T,
-    ids: &[u32],
-    boxes: &[Aabb],
-    padding: u32,
-) -> Result<(), ValidationError> {
-    let prims = tree.num_prims();
-    let nodes = tree.num_nodes();
-    if boxes.len() != prims {
-        return Err(ValidationError::BoxCount {
-            boxes: boxes.len(),
-            prims,
-        });
-    }
-    if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
-        return Err(ValidationError::NodeCount { nodes, prims });
-    }
-    check_permutation(ids.iter().copied().filter(|&p| p != padding), prims)?;
-    if nodes == 0 {
-        return Ok(());
-    }
-    let mut reached = vec![0usize; nodes];
-    let mut covered = vec![false; ids.len()];
-    let mut stack = vec![(0usize, 1usize)];
-    while let Some((i, depth)) = stack.pop() {
-        enter(&mut reached, i, depth)?;
-        for lane in 0..T::WIDTH {
-            match tree.lane(i, lane) {
-                WideLane::Empty => {}
-                WideLane::Leaf { first, count } => {
-                    let end = first + count;
-                    let leaf_range = ValidationError::LeafRange {
-                        node: i,
-                        first,
-                        end,
-                    };
-                    if count == 0
-                        || first % super::wide::LEAF_ALIGN != 0
-                        || end > ids.len()
-                        || covered[first..end].iter().any(|&c| c)
-                    {
-                        return Err(leaf_range);
-                    }
-                    covered[first..end].fill(true);
-                    let bounds = tree.lane_bounds(i, lane);
-                    for &prim in &ids[first..end] {
-                        let Some(prim_box) = boxes.get(prim as usize) else {
-                            return Err(leaf_range);
-                        };
-                        if !bounds.contains(prim_box) {
-                            return Err(ValidationError::PrimOutside { node: i, prim });
-                        }
-                    }
-                }
-                WideLane::Interior { child } => {
-                    if child <= i || child >= nodes {
-                        return Err(ValidationError::Layout {
-                            node: i,
-                            right: child,
-                            nodes,
-                        });
-                    }
-                    stack.push((child, depth + 1));
-                }
-            }
-            tree.check_lane(i, lane)?;
-        }
-    }
-    all_reached(&reached)?;
-    if let Some(position) = (0..ids.len()).find(|&p| covered[p] != (ids[p] != padding)) {
-        return Err(ValidationError::Uncovered { position });
-    }
-    Ok(())
 }
 
 impl Bvh {

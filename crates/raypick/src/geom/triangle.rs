@@ -91,22 +91,22 @@ pub enum EdgeRule {
 /// With `a = v - origin`, the sheared coordinates are the paper's `a[kx] - Sx·a[kz]`,
 /// `a[ky] - Sy·a[kz]` and `Sz·a[kz]`, stored as `a[kx] + sx·a[kz]` with `sx = -Sx` (negating the
 /// factor negates the rounded product exactly): one rounded product and one rounded sum, never
-/// fused, in every implementation ([`crate::simd::tri_hits`] and its prefilter compute the same
-/// values bit for bit, which is what makes shared edges agree). Two terms instead of the three of a
-/// dot product with a row of the permutation matrix (which the fourth to eleventh sessions used):
-/// the SIMD test loads the rows of axes `kx`, `ky`, `kz` directly, a third of the arithmetic.
+/// fused, in every implementation (the SIMD block test computes the same values bit for bit from
+/// these fields, which is what makes shared edges agree). Two terms instead of the three of a dot
+/// product with a row of the permutation matrix: a SIMD test loads the rows of axes `kx`, `ky`,
+/// `kz` directly, a third of the arithmetic.
 #[derive(Clone, Copy, Debug)]
 pub struct WatertightRay {
-    origin: Vec3,
+    pub(crate) origin: Vec3,
     /// `[kx, ky, kz]`.
-    axes: [usize; 3],
+    pub(crate) axes: [usize; 3],
     /// `-d[kx] / d[kz]`, as `-(d[kx]·sz)`.
-    sx: f32,
+    pub(crate) sx: f32,
     /// `-d[ky] / d[kz]`, as `-(d[ky]·sz)`.
-    sy: f32,
+    pub(crate) sy: f32,
     /// `1 / d[kz]`.
-    sz: f32,
-    t_min: f32,
+    pub(crate) sz: f32,
+    pub(crate) t_min: f32,
     t_max: f32,
     valid: bool,
 }
@@ -144,30 +144,6 @@ impl WatertightRay {
             t_min: ray.t_min,
             t_max: ray.t_max,
             valid,
-        }
-    }
-
-    /// The origin, the permutation and the shear of x and y, for the 4-wide prefilter
-    /// [`crate::simd::tri4_candidates`] (which computes the same sheared coordinates).
-    #[inline(always)]
-    pub fn shear_ray(&self) -> crate::simd::ShearRay {
-        crate::simd::ShearRay {
-            origin: self.origin.to_array(),
-            axes: self.axes,
-            sx: self.sx,
-            sy: self.sy,
-        }
-    }
-
-    /// The whole shear, `t_min` and the culling, for the SIMD test of whole blocks
-    /// [`crate::simd::tri_hits`] (which computes the same values as [`Self::intersect`]).
-    #[inline(always)]
-    pub fn hit_ray(&self, culling: Culling) -> crate::simd::HitRay {
-        crate::simd::HitRay {
-            shear: self.shear_ray(),
-            sz: self.sz,
-            t_min: self.t_min,
-            cull_back: culling == Culling::Back,
         }
     }
 

@@ -86,8 +86,7 @@ pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 
 use crate::bvh::quantized::QuantizedBvh;
-use crate::bvh::validate::validate_wide;
-use crate::bvh::wide::{RayRun, Traverse, WideBvh, WideRay};
+use crate::bvh::wide::{Order, RayRun, Traverse, WideBvh, WideRay};
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::geom::triangle::is_degenerate;
 use crate::simd::{Tri4, LANES};
@@ -138,8 +137,8 @@ impl MeshBvh {
     /// [`WideBvh::validate`] with the ids the mesh keeps (the tree gave its own up).
     pub(crate) fn validate(&self, ids: &[u32], boxes: &[Aabb]) -> Result<(), ValidationError> {
         match self {
-            Self::Wide(b) => validate_wide(b, ids, boxes, Self::PADDING),
-            Self::Quantized(b) => validate_wide(b, ids, boxes, Self::PADDING),
+            Self::Wide(b) => b.validate_with_ids(ids, boxes),
+            Self::Quantized(b) => b.validate_with_ids(ids, boxes),
         }
     }
 }
@@ -149,6 +148,7 @@ impl Traverse for MeshBvh {
     fn traverse_prefetching<F, P>(
         &self,
         ray: &WideRay,
+        order: Order,
         t_max: f32,
         leaf: F,
         leaf_data: P,
@@ -158,8 +158,8 @@ impl Traverse for MeshBvh {
         P: Fn(usize) -> *const u8,
     {
         match self {
-            Self::Wide(b) => b.traverse_prefetching(ray, t_max, leaf, leaf_data),
-            Self::Quantized(b) => b.traverse_prefetching(ray, t_max, leaf, leaf_data),
+            Self::Wide(b) => b.traverse_prefetching(ray, order, t_max, leaf, leaf_data),
+            Self::Quantized(b) => b.traverse_prefetching(ray, order, t_max, leaf, leaf_data),
         }
     }
 

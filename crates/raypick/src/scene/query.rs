@@ -7,7 +7,7 @@ use glam::{Vec3, Vec3A};
 use super::hit::RawHit;
 use super::traverse::{Collector, Ctx, Mode};
 use super::{Accel, Geometry, Hit, QueryOptions, Scene};
-use crate::bvh::wide::PACKET;
+use crate::bvh::wide::{Order, PACKET};
 use crate::geom::triangle::EdgeRule;
 use crate::simd::{prefetch, PacketBoxRay, LANES};
 use crate::Ray;
@@ -26,9 +26,9 @@ struct Filter<'a> {
 
 impl Filter<'_> {
     /// Whether `filter`, if any, accepts the hit. `raw` by value, and the filter's call out of
-    /// line: the collectors' hits then stay in registers (a hit whose address went to the filter
-    /// lived on the stack and was copied into the collector with wide loads right after its
-    /// narrower stores, which the CPU cannot forward: 3 % of the samples of a camera ray).
+    /// line: the collectors' hits then stay in registers (a hit whose address goes to the filter
+    /// lives on the stack and is copied into the collector with wide loads right after its
+    /// narrower stores, which the CPU cannot forward, so the loads wait for the stores).
     #[inline(always)]
     fn accepts(filter: &Option<Self>, raw: RawHit) -> bool {
         let RawHit {
@@ -46,7 +46,7 @@ impl Filter<'_> {
     }
 
     /// [`Filter::accepts`] with a filter. The hit comes as its fields, in registers: passed
-    /// whole (indirectly, by the calling convention) it was built on the stack for every hit,
+    /// whole (indirectly, by the calling convention) it would be built on the stack for every hit,
     /// filter or not, and copied into the collector from there.
     #[cold]
     #[inline(never)]
@@ -77,7 +77,7 @@ struct Closest<'a> {
 
 impl Collector for Closest<'_> {
     const EDGES: EdgeRule = EdgeRule::Closed;
-    const NEAREST_FIRST: bool = true;
+    const ORDER: Order = Order::NearestFirst;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -104,7 +104,7 @@ struct Any<'a> {
 
 impl Collector for Any<'_> {
     const EDGES: EdgeRule = EdgeRule::Closed;
-    const NEAREST_FIRST: bool = false;
+    const ORDER: Order = Order::NodeOrder;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -127,7 +127,7 @@ struct All<'a> {
 
 impl Collector for All<'_> {
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
-    const NEAREST_FIRST: bool = false;
+    const ORDER: Order = Order::NodeOrder;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -149,7 +149,7 @@ struct Count<'a> {
 
 impl Collector for Count<'_> {
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
-    const NEAREST_FIRST: bool = false;
+    const ORDER: Order = Order::NodeOrder;
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -353,8 +353,8 @@ impl Scene {
     }
 
     /// [`Scene::intersect_batch`] into a buffer the caller keeps (`out[i]` answers `rays[i]`):
-    /// casting a million rays then allocates and zeroes no 56 MB result, which costs as much as a
-    /// tenth of the cast itself.
+    /// casting a million rays then allocates and zeroes no 56 MB result, a cost that is not small
+    /// beside the cast itself.
     ///
     /// # Panics
     /// When `out.len() != rays.len()` (a caller's bug).
@@ -484,7 +484,8 @@ impl Scene {
         let groups = rays.len() / PACKET * PACKET;
         for start in (0..groups).step_by(PACKET) {
             // The rays of the group after next and their answers, asked for now: a batch reads
-            // its rays and writes its answers once, in order, and a group waited for both.
+            // its rays and writes its answers once, in order, and a group would otherwise wait
+            // for both.
             let ahead = (start + 2 * PACKET).min(rays.len());
             let ahead = ahead..(ahead + PACKET).min(rays.len());
             prefetch(&rays[ahead.clone()]);
@@ -502,8 +503,8 @@ impl Scene {
                     packet(group_rays, p, active, group_out);
                 } else {
                     // Every ray misses the scene's box, so the scene: the answers of a miss
-                    // (`None`, `false`) without collectors, walk or answer conversions (on the
-                    // shared bunny camera, a third of the packets).
+                    // (`None`, `false`) without collectors, walk or answer conversions (a camera
+                    // that sees the background around a model casts many such packets).
                     group_out.fill_with(T::default);
                 }
                 if run < start {
@@ -527,7 +528,7 @@ impl Scene {
     ) {
         let mut cols: [Closest; PACKET] = std::array::from_fn(|i| self.closest_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
-        // By reference: moving the eight collectors out of the array copied each of them.
+        // By reference: moving the eight collectors out of the array would copy each of them.
         for ((col, out), ray) in cols.iter().zip(out).zip(rays) {
             self.closest_answer_into(ray, col, out);
         }
@@ -575,11 +576,11 @@ impl Scene {
         self.count(ray, opts, Mode::BruteForce)
     }
 
-    /// [`Scene::finish`] into `out`, in place. Out of line (inlined into the walks it cost more
-    /// than its call saved), and writing the answer itself: returned by value, the hit was
-    /// stored to the caller's stack field by field and copied to the batch's slot with 32-byte
-    /// loads at once, which the CPU cannot forward from those narrower stores and so waited for
-    /// them (about 2 % of an incoherent closest-hit ray's samples, perf).
+    /// [`Scene::finish`] into `out`, in place. Out of line (inlined, it would enlarge every walk
+    /// that calls it by more than a call costs once per hit), and writing the answer itself:
+    /// returned by value, the hit would be stored to the caller's stack field by field and copied
+    /// to the batch's slot with 32-byte loads at once, which the CPU cannot forward from those
+    /// narrower stores, so the loads would wait for the stores to complete.
     #[inline(never)]
     pub(crate) fn finish_into(&self, ray: &Ray, raw: &RawHit, out: &mut Option<Hit>) {
         *out = Some(self.finish(ray, raw));
@@ -596,7 +597,7 @@ impl Scene {
         });
         let (point, normal) = match placed {
             // The common case, a hit on this scene's own geometry: no transform, and no copy of
-            // the ray (this function is about a tenth of an incoherent closest-hit ray's work).
+            // the ray (this function runs for every closest hit a query answers).
             None => {
                 let (point, normal, _) = self.surface(raw, ray);
                 (point, normal)
@@ -661,9 +662,9 @@ impl Scene {
 ///
 /// Returned as [`PacketBoxRay::of_eight`] returns it (the packet `None` when not worth it) and
 /// read in place by the caller: `of_eight` (an AVX function, a call) writes its answer field by
-/// field, and moving it into another layout right after read it back with wide loads across those
-/// narrower stores, which the CPU cannot forward (a quarter of this function's samples). Always
-/// inlined, for the same reason: returned from a call of its own, the answer was copied again.
+/// field, and moving it into another layout right after would read it back with wide loads across
+/// those narrower stores, which the CPU cannot forward. Always inlined, for the same reason:
+/// returned from a call of its own, the answer would be copied again.
 #[inline(always)]
 fn coherent_packet(rays: &[Ray; PACKET]) -> (u32, Option<PacketBoxRay>) {
     // Random rays leave here (the last or the second ray in another octant, 7 times in 8 each):

@@ -9,7 +9,7 @@ use glam::Vec3;
 use super::hit::RawHit;
 use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
-use crate::bvh::wide::{RayRun, Traverse, WideRay, PACKET};
+use crate::bvh::wide::{Order, RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
 use crate::geom::triangle::{Culling, EdgeRule, TriHit, WatertightRay};
@@ -30,10 +30,10 @@ pub(crate) enum Mode {
 pub(crate) trait Collector {
     /// Edge rule for triangles.
     const EDGES: EdgeRule;
-    /// Whether the walk must reach leaves nearest first: a closest-hit query's `t_max` shrinks with
-    /// each hit, which prunes the rest of the walk. The others (any hit, all hits, counts) take
-    /// children in the node's order, which is cheaper ([`WideRay::in_node_order`]).
-    const NEAREST_FIRST: bool;
+    /// The order the walk takes hit children in: nearest first for a closest-hit query, whose
+    /// `t_max` shrinks with each hit and prunes the rest of the walk; the node's order for the
+    /// others (any hit, all hits, counts), which is cheaper ([`Order`]).
+    const ORDER: Order;
     /// Hits beyond this `t` cannot matter any more.
     fn t_max(&self) -> f32;
     /// A candidate; `Break` stops the walk.
@@ -69,8 +69,8 @@ impl Scene {
                 // A single top-level leaf (e.g. one mesh): skip the box test, each geometry's own
                 // BVH tests its root box anyway.
                 if let Some((g, m)) = self.single_mesh(ctx) {
-                    // One mesh, the commonest scene: straight to its BVH (2 % fewer instructions
-                    // per ray than through `visit_geometry`, measured with callgrind).
+                    // One mesh, the commonest scene: straight to its BVH, without the general
+                    // path through `visit_geometry` and its match on the geometry's kind.
                     return m.visit(ray, g, ctx, mode, col);
                 }
                 for &g in &self.top_geoms {
@@ -211,6 +211,7 @@ impl MeshAccel {
                 let (wray, t_max, mut state) = self.start(ray, col);
                 self.bvh.traverse_prefetching(
                     &wray,
+                    C::ORDER,
                     t_max,
                     // Inlined into the traversal loop, so it is compiled for the same CPU features
                     // (see `Traverse for WideBvh<8>`).
@@ -260,11 +261,7 @@ impl MeshAccel {
     #[inline(always)]
     fn start<C: Collector>(&self, ray: &Ray, col: C) -> (WideRay, f32, MeshRay<C>) {
         let ray_local = self.local(ray);
-        let wray = if C::NEAREST_FIRST {
-            WideRay::new(&ray_local)
-        } else {
-            WideRay::new(&ray_local).in_node_order()
-        };
+        let wray = WideRay::new(&ray_local);
         let t_max = col.t_max();
         (
             wray,
@@ -290,9 +287,12 @@ impl MeshAccel {
         let ray_local = &state.ray_local;
         let hray = state.hit_ray.get_or_insert_with(|| {
             // `black_box` keeps the compiler from hoisting the set-up out of the walk's loops,
-            // where it ran for every ray, leaf or not: 54 of the 264 instructions of an any-hit
-            // ray that misses the mesh's box, 10 % of a conference any-hit ray (callgrind).
-            WatertightRay::new(std::hint::black_box(ray_local)).hit_ray(hits.kernel_culling)
+            // where it would run for every ray, leaf or not, though most rays that miss the
+            // mesh's box never reach a leaf.
+            HitRay::of(
+                &WatertightRay::new(std::hint::black_box(ray_local)),
+                hits.kernel_culling,
+            )
         });
         self.leaf(range, ray_local, hray, t_max, &mut state.col, hits)
     }
@@ -304,7 +304,7 @@ impl MeshAccel {
     /// culling, whose second look only the kernel's call site has: there the SIMD pass is the
     /// prefilter [`tri_candidates`]); the hits within `t_max` go to `col`.
     /// Always inlined, so that the SIMD test is compiled into the traversal loop with its CPU
-    /// features (a call per leaf also cost a `vzeroupper` and the spill of the loop's vector
+    /// features (a call per leaf would also cost a `vzeroupper` and the spill of the loop's vector
     /// registers); the kernel, needed only for undecided lanes, is a call
     /// ([`MeshAccel::test_undecided`]).
     #[inline(always)]
@@ -319,8 +319,8 @@ impl MeshAccel {
     ) -> ControlFlow<()> {
         // Two blocks per pass (one 8-wide AVX pass where the CPU has it). A leaf is never empty,
         // and with the presets' leaves of at most eight triangles it is one pass: the test is at
-        // the bottom (`step_by`'s trip count and its first test cost about 15 instructions per
-        // leaf).
+        // the bottom (a `step_by` loop would compute a trip count and test it before the first
+        // pass, work a one-pass leaf does not need).
         debug_assert!(!range.is_empty());
         let mut base = range.start;
         loop {
@@ -458,9 +458,9 @@ impl MeshAccel {
             &mut t_max,
             // Inlined into the packet loop, compiled for its CPU features. Pass by pass, each of
             // the leaf's rays in turn: the pass's blocks are found once for all of them, and for
-            // rays from one point the triangles relative to it (`tri_rows`: bunny camera rays
-            // 402 -> 392 instructions, 1.10-1.12x as fast). A ray's passes come in the same order
-            // as in a single walk.
+            // rays from one point the triangles relative to it (`tri_rows`), so that each of
+            // those rays skips the rows' loads and subtractions. A ray's passes come in the same
+            // order as in a single walk.
             #[inline(always)]
             |range, rays, t_max| {
                 let mut finished = 0;
@@ -475,7 +475,8 @@ impl MeshAccel {
                     while fresh != 0 {
                         let i = fresh.trailing_zeros() as usize;
                         fresh &= fresh - 1;
-                        let hray = WatertightRay::new(&rays_local[i]).hit_ray(hits.kernel_culling);
+                        let hray =
+                            HitRay::of(&WatertightRay::new(&rays_local[i]), hits.kernel_culling);
                         let key = hray.shear.frame();
                         if frame.get_or_insert((hray.shear, key)).1 == key {
                             in_frame |= 1 << i;
@@ -556,12 +557,11 @@ impl MeshAccel {
 
     /// [`MeshAccel::test`] out of line, for the lanes the SIMD test left undecided: an edge
     /// function rounded to 0 (rare), or every candidate of a mirroring instance with back-face
-    /// culling (rarer still). Inlined, this rare path made the traversal loop larger for every
-    /// ray: out of line, any-hit rays run 2-3 % fewer instructions (callgrind, conference and
-    /// bunny), closest-hit rays the same. The kernel's ray is prepared here, from the ray in the
-    /// mesh's frame, rather than kept by every walk beside the SIMD test's [`HitRay`] (the same
-    /// numbers: both come from [`WatertightRay::new`]): a walk's set-up at its first leaf fell
-    /// from about 100 to about 60 instructions.
+    /// culling (rarer still). Out of line, so that this rare path does not make the traversal
+    /// loop larger for every ray. The kernel's ray is prepared here, from the ray in the mesh's
+    /// frame, rather than kept by every walk beside the SIMD test's [`HitRay`] (the same numbers:
+    /// both come from [`WatertightRay::new`]): a walk's set-up at its first leaf then makes only
+    /// the SIMD test's ray, and only the rare undecided lane pays for the kernel's.
     #[inline(never)]
     #[cold]
     fn test_undecided(
@@ -597,7 +597,7 @@ impl MeshAccel {
 
 /// One ray's walk through a mesh: its collector, the ray in the mesh's frame, and the SIMD
 /// triangle test's set-up of that ray (its shear), made at the first leaf (most rays that miss
-/// the mesh reach none; a fifth of the time of a primary ray went into setting it up).
+/// the mesh reach none, and so never pay for it).
 struct MeshRay<C> {
     col: C,
     ray_local: Ray,
@@ -621,7 +621,7 @@ where
     Col: Fn(&'r Ray) -> C,
     Ans: Fn(&Ray, C, &mut T),
 {
-    const NEAREST_FIRST: bool = C::NEAREST_FIRST;
+    const ORDER: Order = C::ORDER;
     type State = MeshRay<C>;
 
     #[inline(always)]
@@ -653,7 +653,7 @@ where
 /// A collector lent to one walk ([`MeshAccel::visit`]).
 impl<C: Collector> Collector for &mut C {
     const EDGES: EdgeRule = C::EDGES;
-    const NEAREST_FIRST: bool = C::NEAREST_FIRST;
+    const ORDER: Order = C::ORDER;
     #[inline(always)]
     fn t_max(&self) -> f32 {
         (**self).t_max()

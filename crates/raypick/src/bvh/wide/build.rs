@@ -1,0 +1,76 @@
+//! A wide tree from the binary one: [`WideBvh::from_binary`] collapses the binary SAH tree with
+//! the collapse that minimizes the wide tree's SAH cost ([`crate::bvh::collapse`]: dynamic
+//! programming over the binary nodes, Ylitie, Karras, Laine, "Efficient Incoherent Ray Traversal
+//! on GPUs Through Compressed Wide BVHs", HPG 2017), which decides which binary nodes become wide
+//! nodes, which subtrees share a node's lanes, and which neighbouring small leaves merge. The
+//! builder still sees only boxes and centroids ([`Bvh::build`]).
+
+use glam::Vec3;
+
+use super::node::WideNode;
+use super::WideBvh;
+use crate::bvh::collapse::{subtree_prims, CollapseCosts, Lane, Plan};
+use crate::bvh::{BuildConfig, Bvh, LEAF_ALIGN};
+use crate::Aabb;
+
+impl<const W: usize> WideBvh<W> {
+    /// Builds the binary BVH ([`Bvh::build`]) and collapses it with the costs of `config`.
+    pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
+        Self::from_binary_with(&Bvh::build(boxes, centroids, config), config)
+    }
+
+    /// Collapses a binary BVH (see the [module docs](self)) with the costs of
+    /// [`BuildConfig::BALANCED`].
+    pub fn from_binary(bvh: &Bvh) -> Self {
+        Self::from_binary_with(bvh, BuildConfig::BALANCED)
+    }
+
+    /// Collapses a binary BVH with the node and leaf costs of `config` (see the
+    /// [module docs](self)). A node's lanes are ordered by decreasing box area, and every leaf
+    /// starts at a multiple of [`LEAF_ALIGN`] in the primitive order, padded with
+    /// [`WideBvh::PADDING`].
+    pub fn from_binary_with(bvh: &Bvh, config: BuildConfig) -> Self {
+        let mut wide = Self {
+            nodes: Vec::new(),
+            prim_ids: Vec::with_capacity(bvh.num_prims() + bvh.num_prims() / 2),
+            num_prims: bvh.num_prims(),
+        };
+        if bvh.nodes.is_empty() {
+            return wide;
+        }
+        let plan = Plan::<W>::new(bvh, CollapseCosts::of(&config));
+        wide.nodes.push(WideNode::EMPTY);
+        wide.fill(bvh, &plan, 0, 0);
+        wide.nodes.shrink_to_fit();
+        wide.prim_ids.shrink_to_fit();
+        wide
+    }
+
+    /// Fills wide node `at` with the lanes `plan` gives binary node `binary`, and their nodes
+    /// after it (depth first).
+    fn fill(&mut self, bvh: &Bvh, plan: &Plan<W>, at: usize, binary: usize) {
+        // Largest box first: a walk in node order (any hit, all hits, counts) takes the first hit
+        // lane and meets an occluder sooner in the child most rays enter, and the depth-first
+        // layout puts that child's nodes next to this one.
+        let mut children = plan.children(bvh, binary);
+        children.sort_by(|a, b| {
+            let area = |lane: &Lane| bvh.nodes[lane.node].bounds().surface_area();
+            area(b).total_cmp(&area(a))
+        });
+        for (lane, child) in children.into_iter().enumerate() {
+            self.nodes[at].set_child_bounds(lane, bvh.nodes[child.node].bounds());
+            if child.leaf {
+                let padded = self.prim_ids.len().next_multiple_of(LEAF_ALIGN);
+                self.prim_ids.resize(padded, Self::PADDING);
+                subtree_prims(bvh, child.node, &mut self.prim_ids);
+                self.nodes[at].index[lane] = padded as u32;
+                self.nodes[at].count[lane] = (self.prim_ids.len() - padded) as u32;
+            } else {
+                let index = self.nodes.len();
+                self.nodes.push(WideNode::EMPTY);
+                self.nodes[at].index[lane] = index as u32;
+                self.fill(bvh, plan, index, child.node);
+            }
+        }
+    }
+}

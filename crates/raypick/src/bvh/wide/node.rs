@@ -1,0 +1,214 @@
+//! The float node layout, [`WideNode`], and what the shared wide-tree shell needs of any node
+//! layout ([`NodeLayout`]: the float node here, the quantized one in
+//! [`crate::bvh::quantized`]).
+
+use std::ops::Range;
+
+use glam::Vec3;
+
+use crate::bvh::ValidationError;
+use crate::Aabb;
+
+/// A lane's reference to its child: a leaf over positions `index..index + count` of the tree's
+/// primitive order when `count > 0`, else node `index` (or, in a node, an empty lane, which the
+/// node test never reports). The walks keep children in this form on their stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Child {
+    /// Node index, or first position of a leaf.
+    pub index: u32,
+    /// Primitive count of a leaf; 0 for a node.
+    pub count: u32,
+}
+
+impl Child {
+    /// The root node.
+    pub(crate) const NODE_0: Self = Self::node(0);
+
+    /// Node `index`.
+    #[inline(always)]
+    pub const fn node(index: u32) -> Self {
+        Self { index, count: 0 }
+    }
+
+    /// Whether this is a leaf.
+    #[inline(always)]
+    pub fn is_leaf(self) -> bool {
+        self.count != 0
+    }
+
+    /// A leaf's positions in the primitive order.
+    #[inline(always)]
+    pub fn range(self) -> Range<usize> {
+        self.index as usize..self.index as usize + self.count as usize
+    }
+}
+
+/// What the wide-tree shell ([`super::WideTree`]: walks, refit, validation, statistics) needs of a
+/// node layout. A lane is a leaf (`count > 0`, positions `index..index + count` of the tree's
+/// primitive order), an interior child (`count == 0`, node `index`, always after its parent), or
+/// empty.
+pub trait NodeLayout: Copy + std::fmt::Debug {
+    /// Lanes per node.
+    const WIDTH: usize;
+
+    /// The child of `lane`. An empty lane reads as node 0 or as some other node: the node test never
+    /// reports it.
+    fn child(&self, lane: usize) -> Child;
+
+    /// Whether `lane` holds a child (leaf or interior).
+    fn holds(&self, lane: usize) -> bool;
+
+    /// The box of `lane` as the traversal tests it (conservative; empty for an empty lane).
+    fn child_bounds(&self, lane: usize) -> Aabb;
+
+    /// The box of everything under the node.
+    fn bounds(&self) -> Aabb;
+
+    /// Stores the exact boxes of the lanes (`lanes[l]` for lane `l`, empty for empty lanes): what
+    /// a refit does to each node, bottom-up.
+    fn set_lanes(&mut self, lanes: &[Aabb]);
+
+    /// The layout's own rules for `lane` of node number `node` (how an empty lane is stored, that
+    /// an interior lane's box holds `child`, the node it refers to); the shell checks the rest.
+    fn check_lane(
+        &self,
+        node: usize,
+        lane: usize,
+        child: Option<&Self>,
+    ) -> Result<(), ValidationError>;
+}
+
+/// One node of a [`super::WideBvh`]: `W` child boxes and their references. `128·W/4` bytes: two
+/// cache lines at `W = 4`, four at `W = 8`.
+///
+/// The boxes are structure-of-arrays rows (`min_x, max_x, min_y, max_y, min_z, max_z`, one lane
+/// per child) so that one SIMD slab test covers every child. Per child, `index` and `count`
+/// follow [`NodeLayout`]; an empty lane has `index == 0, count == 0` and the empty box
+/// [`Aabb::EMPTY`], which no ray hits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct WideNode<const W: usize> {
+    /// Rows `min_x, max_x, min_y, max_y, min_z, max_z`, one lane per child.
+    pub bounds: [[f32; W]; 6],
+    /// Per child: node index (interior), first position in `prim_ids` (leaf), or 0 (empty lane).
+    pub index: [u32; W],
+    /// Per child: primitive count of a leaf, 0 for interior children and empty lanes.
+    pub count: [u32; W],
+}
+
+const _: () = assert!(std::mem::size_of::<WideNode<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<WideNode<8>>() == 256);
+
+impl<const W: usize> WideNode<W> {
+    /// A node whose `W` lanes are empty.
+    pub const EMPTY: Self = Self {
+        bounds: [
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+            [f32::INFINITY; W],
+            [f32::NEG_INFINITY; W],
+        ],
+        index: [0; W],
+        count: [0; W],
+    };
+
+    /// The box of child `lane` ([`Aabb::EMPTY`] for an empty lane).
+    #[inline]
+    pub fn child_bounds(&self, lane: usize) -> Aabb {
+        let b = &self.bounds;
+        Aabb::new(
+            Vec3::new(b[0][lane], b[2][lane], b[4][lane]),
+            Vec3::new(b[1][lane], b[3][lane], b[5][lane]),
+        )
+    }
+
+    /// Sets the box of child `lane`.
+    #[inline]
+    pub fn set_child_bounds(&mut self, lane: usize, bounds: Aabb) {
+        for axis in 0..3 {
+            self.bounds[2 * axis][lane] = bounds.min[axis];
+            self.bounds[2 * axis + 1][lane] = bounds.max[axis];
+        }
+    }
+
+    /// The union of the child boxes.
+    pub fn bounds(&self) -> Aabb {
+        (0..W).fold(Aabb::EMPTY, |b, lane| b.union(self.child_bounds(lane)))
+    }
+
+    /// `true` when child `lane` is a leaf.
+    #[inline]
+    pub fn is_leaf(&self, lane: usize) -> bool {
+        self.count[lane] != 0
+    }
+
+    /// `true` when child `lane` is an interior node.
+    #[inline]
+    pub fn is_interior(&self, lane: usize) -> bool {
+        self.count[lane] == 0 && self.index[lane] != 0
+    }
+}
+
+impl<const W: usize> NodeLayout for WideNode<W> {
+    const WIDTH: usize = W;
+
+    #[inline(always)]
+    fn child(&self, lane: usize) -> Child {
+        Child {
+            index: self.index[lane],
+            count: self.count[lane],
+        }
+    }
+
+    #[inline]
+    fn holds(&self, lane: usize) -> bool {
+        self.is_leaf(lane) || self.is_interior(lane)
+    }
+
+    #[inline]
+    fn child_bounds(&self, lane: usize) -> Aabb {
+        WideNode::child_bounds(self, lane)
+    }
+
+    fn bounds(&self) -> Aabb {
+        WideNode::bounds(self)
+    }
+
+    /// The exact boxes, as they are (an empty lane keeps [`Aabb::EMPTY`]).
+    fn set_lanes(&mut self, lanes: &[Aabb]) {
+        for (lane, &bounds) in lanes.iter().enumerate().take(W) {
+            if self.holds(lane) {
+                self.set_child_bounds(lane, bounds);
+            }
+        }
+    }
+
+    /// An empty lane has an empty box (never hit); an interior lane's box holds its child's boxes.
+    fn check_lane(
+        &self,
+        node: usize,
+        lane: usize,
+        child: Option<&Self>,
+    ) -> Result<(), ValidationError> {
+        let bounds = self.child_bounds(lane);
+        let holds = match child {
+            _ if !self.holds(lane) => bounds.is_empty(),
+            Some(child) => (0..W).all(|l| bounds.contains(&child.child_bounds(l))),
+            None => true,
+        };
+        if holds {
+            Ok(())
+        } else {
+            Err(ValidationError::ChildOutside {
+                parent: node,
+                child: if child.is_some() {
+                    self.index[lane] as usize
+                } else {
+                    0
+                },
+            })
+        }
+    }
+}

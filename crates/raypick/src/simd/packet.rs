@@ -1,0 +1,957 @@
+//! One conservative box test for a packet of up to eight coherent rays (a camera's neighbouring
+//! pixels), its set-up, and the lane folds of the packet walk
+//! ([`WideBvh::traverse_packet`](crate::bvh::wide::WideBvh::traverse_packet)).
+
+use super::boxes::slab_hit;
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+use super::boxes::slab_hits8_avx;
+use super::{max_ps, min_ps, BoxHits, Isa};
+
+/// What [`packet_box8_on`] needs of a packet of rays, one box test for all of them: the range of
+/// their origins and of their reciprocal directions per axis. Only for rays in one octant (one sign
+/// per direction component, so one near and one far row) with finite `1/dir` components.
+///
+/// The test is conservative for every ray of the packet, bit for bit: each ray's distances
+/// `(plane − o)·inv` lie between the smallest and the largest of the four corner products
+/// `(plane − o_hi|lo)·inv_lo|hi`, because rounding is monotone in each operand (the subtraction in
+/// `o`, the product in either factor while the other keeps its sign). The near distance taken is the
+/// smallest corner, the far one the largest, and the padding, the maxima and minima after them are
+/// monotone too, so whenever one ray's [`box_scalar`] reports a child, so does the packet's test (a
+/// frustum test in the spirit of Reshetov, Soupikov and Hurley, "Multi-Level Ray Tracing Algorithm",
+/// SIGGRAPH 2005, here with exact rounding arguments instead of planes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketBoxRay {
+    /// Smallest origin coordinate per axis.
+    pub origin_lo: [f32; 3],
+    /// Largest origin coordinate per axis.
+    pub origin_hi: [f32; 3],
+    /// Smallest `1/dir` per axis.
+    pub inv_lo: [f32; 3],
+    /// Largest `1/dir` per axis.
+    pub inv_hi: [f32; 3],
+    /// Row of each axis' near plane, as in [`BoxRay`] (the same for every ray of the packet).
+    pub near_row: [usize; 3],
+    /// Row of each axis' far plane.
+    pub far_row: [usize; 3],
+    /// Smallest `t_min`.
+    pub t_min: f32,
+}
+
+impl PacketBoxRay {
+    /// The packet of `rays`, which must be valid ([`crate::Ray::is_valid`]); `None` when they are not
+    /// all in one octant with finite `1/dir` components, or when there are none.
+    #[inline]
+    pub fn new<'a>(rays: impl IntoIterator<Item = &'a crate::Ray>) -> Option<Self> {
+        use glam::Vec3A;
+        let mut rays = rays.into_iter();
+        let first = rays.next()?;
+        let octant = first.dir.is_negative_bitmask();
+        let (mut o_lo, mut inv_lo) = (Vec3A::from(first.origin), Vec3A::from(first.dir).recip());
+        let (mut o_hi, mut inv_hi, mut t_min) = (o_lo, inv_lo, first.t_min);
+        let mut finite = inv_lo.is_finite_mask();
+        for r in rays {
+            // Random rays differ in octant at once: leave before computing anything for them.
+            if r.dir.is_negative_bitmask() != octant {
+                return None;
+            }
+            let (o, inv) = (Vec3A::from(r.origin), Vec3A::from(r.dir).recip());
+            finite &= inv.is_finite_mask();
+            (o_lo, o_hi) = (o_lo.min(o), o_hi.max(o));
+            (inv_lo, inv_hi) = (inv_lo.min(inv), inv_hi.max(inv));
+            t_min = min_ps(t_min, r.t_min);
+        }
+        if !finite.all() {
+            return None;
+        }
+        // `+ 0.0` turns a -0 into +0 (same value): the minima and maxima of equal zeros depend on
+        // the order of the reduction, and the AVX version reduces in another order.
+        let zero = Vec3A::ZERO;
+        Some(Self::from_parts(
+            octant,
+            [o_lo + zero, o_hi + zero, inv_lo, inv_hi].map(|v| v.to_array()),
+            t_min + 0.0,
+        ))
+    }
+
+    #[inline(always)]
+    fn from_parts(
+        octant: u32,
+        [origin_lo, origin_hi, inv_lo, inv_hi]: [[f32; 3]; 4],
+        t_min: f32,
+    ) -> Self {
+        let near_row = [0, 1, 2].map(|axis| 2 * axis + (octant as usize >> axis & 1));
+        Self {
+            origin_lo,
+            origin_hi,
+            inv_lo,
+            inv_hi,
+            near_row,
+            far_row: near_row.map(|row| row ^ 1),
+            t_min,
+        }
+    }
+
+    /// The mask of the valid rays among `rays` ([`crate::Ray::is_valid`]) and their packet
+    /// ([`PacketBoxRay::new`]), in one pass: with AVX, the eight rays (eight floats each) are
+    /// loaded as an 8×8 block; its transpose gives every check as one 8-lane operation, and its
+    /// rows, folded by element-wise minima and maxima, every bound at once (groups with invalid
+    /// rays go to the twin). Bit for bit the scalar twin's answer
+    /// ([`PacketBoxRay::of_eight_scalar`]).
+    #[inline]
+    pub fn of_eight(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        if Isa::detected().has_avx() {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { Self::of_eight_avx(rays) };
+        }
+        Self::of_eight_scalar(rays)
+    }
+
+    /// Scalar twin (the spec) of [`PacketBoxRay::of_eight`].
+    #[inline]
+    pub fn of_eight_scalar(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        let valid = (0..8).fold(0, |m, i| m | u32::from(rays[i].is_valid()) << i);
+        let packet = Self::new((0..8).filter(|i| valid >> i & 1 == 1).map(|i| &rays[i]));
+        (valid, packet)
+    }
+
+    /// [`PacketBoxRay::of_eight`] with 8-lane AVX instructions.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    #[target_feature(enable = "avx")]
+    unsafe fn of_eight_avx(rays: &[crate::Ray; 8]) -> (u32, Option<Self>) {
+        use std::arch::x86_64::*;
+        // SAFETY: AVX is enabled for this function; `Ray` is `repr(C)`, eight f32 (checked at
+        // compile time in `geom::ray`), so `rays` is 64 readable floats and each unaligned load
+        // reads one ray.
+        unsafe {
+            let base = rays.as_ptr().cast::<f32>();
+            let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(base.add(8 * i)));
+            // 8×8 transpose: column k holds field k of the eight rays.
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            let col = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            let [ox, oy, oz, dx, dy, dz, t_min, t_max] = col;
+            // Ray::is_valid, lane by lane: finite origin and direction, a non-zero direction, and
+            // t_min <= t_max (false for NaN).
+            let sign = _mm256_set1_ps(-0.0);
+            let inf = _mm256_set1_ps(f32::INFINITY);
+            let finite = |x: __m256| _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_andnot_ps(sign, x), inf);
+            let zero = _mm256_setzero_ps();
+            let nonzero = |x: __m256| _mm256_cmp_ps::<_CMP_NEQ_UQ>(x, zero);
+            let ok = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_and_ps(finite(ox), finite(oy)),
+                    _mm256_and_ps(finite(oz), finite(dx)),
+                ),
+                _mm256_and_ps(
+                    _mm256_and_ps(finite(dy), finite(dz)),
+                    _mm256_and_ps(
+                        _mm256_or_ps(_mm256_or_ps(nonzero(dx), nonzero(dy)), nonzero(dz)),
+                        _mm256_cmp_ps::<_CMP_LE_OQ>(t_min, t_max),
+                    ),
+                ),
+            );
+            let valid = _mm256_movemask_ps(ok) as u32;
+            if valid != 0xff {
+                // No valid ray, or some invalid (rare: a camera's rays are all valid): the twin,
+                // which skips them.
+                return Self::of_eight_scalar(rays);
+            }
+            // One octant: each direction component's sign bits all clear or all set.
+            let signs = [dx, dy, dz].map(|d| _mm256_movemask_ps(d) as u32);
+            if signs.iter().any(|&s| s != 0 && s != 0xff) {
+                return (valid, None);
+            }
+            let octant = (0..3).fold(0, |o, a| o | (signs[a] & 1) << a);
+            // The bounds over the rays, every field at once: the element-wise minimum and maximum
+            // of the rays' rows, no reduction across lanes.
+            let fold = |op: unsafe fn(__m256, __m256) -> __m256| {
+                let [a, b, c, d] = [0, 2, 4, 6].map(|i| op(r[i], r[i + 1]));
+                op(op(a, b), op(c, d))
+            };
+            let (lo, hi) = (fold(_mm256_min_ps), fold(_mm256_max_ps));
+            // In one octant `1/d` falls as `d` grows, and correctly rounded division is monotone:
+            // the smallest reciprocal is `1/max d` and the largest `1/min d`, bit for bit the
+            // extremes of the rays' own reciprocals, and all of those are finite when these two are.
+            let one = _mm256_set1_ps(1.0);
+            let (inv_of_hi, inv_of_lo) = (_mm256_div_ps(one, hi), _mm256_div_ps(one, lo));
+            let to_array = |x: __m256| {
+                let mut a = [0.0f32; 8];
+                _mm256_storeu_ps(a.as_mut_ptr(), x);
+                a
+            };
+            // `+ 0.0` makes zeros positive as in the scalar twin.
+            let [lo, hi, inv_of_hi, inv_of_lo] =
+                [lo, hi, inv_of_hi, inv_of_lo].map(|x| to_array(_mm256_add_ps(x, zero)));
+            let (inv_lo, inv_hi) = (
+                [3, 4, 5].map(|k| inv_of_hi[k]),
+                [3, 4, 5].map(|k| inv_of_lo[k]),
+            );
+            if !inv_lo.iter().chain(&inv_hi).all(|x| x.is_finite()) {
+                return (valid, None);
+            }
+            let packet = Self::from_parts(
+                octant,
+                [[lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]], inv_lo, inv_hi],
+                lo[6],
+            );
+            (valid, Some(packet))
+        }
+    }
+
+    /// The packet of the same rays with every origin moved by `-offset` (a mesh's local frame):
+    /// `round(o - offset)` is monotone in `o`, so the moved bounds still hold each moved origin.
+    #[inline]
+    pub fn translated(&self, offset: [f32; 3]) -> Self {
+        Self {
+            origin_lo: [0, 1, 2].map(|a| self.origin_lo[a] - offset[a]),
+            origin_hi: [0, 1, 2].map(|a| self.origin_hi[a] - offset[a]),
+            ..*self
+        }
+    }
+
+    /// Whether any ray of the packet can reach `bounds` ([`packet_box_scalar`] on that one box, no
+    /// bound on `t`): when not, every ray of the packet misses whatever lies inside it. One SSE
+    /// lane per axis on x86-64, else the scalar twin.
+    #[inline]
+    pub fn reaches(&self, bounds: &crate::Aabb) -> bool {
+        #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+        {
+            !bounds.is_empty()
+                && sse::packet_reaches(self, bounds.min.to_array(), bounds.max.to_array())
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+        {
+            self.reaches_scalar(bounds)
+        }
+    }
+
+    /// Scalar twin (the spec) of [`PacketBoxRay::reaches`].
+    #[inline]
+    pub fn reaches_scalar(&self, bounds: &crate::Aabb) -> bool {
+        if bounds.is_empty() {
+            return false;
+        }
+        let (lo, hi) = (bounds.min.to_array(), bounds.max.to_array());
+        let rows = [[lo[0]], [hi[0]], [lo[1]], [hi[1]], [lo[2]], [hi[2]]];
+        packet_box_scalar::<1>(&rows, self, f32::INFINITY).mask != 0
+    }
+
+    /// Whether the rays look alike enough for a packet walk to pay: one origin and directions
+    /// within [`CONE_SPREAD`] of each other (a perspective camera's neighbouring pixels), or
+    /// reciprocal directions within [`COHERENT_SPREAD`] of each other (an orthographic camera's).
+    /// Only a matter of speed: the test is conservative whatever the spread. Rays from one eye
+    /// through far-apart pixels (a sparse sample of an image) are not a packet: their union
+    /// reaches most of the tree, so the packet visits far more nodes than any of its rays alone.
+    #[inline]
+    pub fn is_coherent(&self) -> bool {
+        if self.origin_lo == self.origin_hi {
+            self.narrow_cone()
+        } else {
+            (0..3).all(|a| {
+                let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
+                hi - lo <= COHERENT_SPREAD * lo.abs().min(hi.abs())
+            })
+        }
+    }
+
+    /// Whether the directions differ per axis by at most [`CONE_SPREAD`] times their largest
+    /// component (about that angle in radians for directions of one length). A direction
+    /// component lies between `1 / inv_hi` and `1 / inv_lo` (one sign per axis, finite), so the
+    /// spread per axis is `(hi − lo) / (lo · hi)` and the largest component `1 / m`, `m` the
+    /// smallest `|inv|`: compared without a division.
+    fn narrow_cone(&self) -> bool {
+        let m = (0..3).fold(f32::INFINITY, |m, a| {
+            m.min(self.inv_lo[a].abs()).min(self.inv_hi[a].abs())
+        });
+        (0..3).all(|a| {
+            let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
+            (hi - lo) * m <= CONE_SPREAD * (lo * hi)
+        })
+    }
+}
+
+/// Relative spread of `1/dir` (per axis) up to which rays with different origins count as one
+/// direction in [`PacketBoxRay::is_coherent`]: a heuristic, no tolerance of any answer.
+pub const COHERENT_SPREAD: f32 = 1.0 / 64.0;
+
+/// Spread of the directions of rays from one origin up to which they count as a packet in
+/// [`PacketBoxRay::is_coherent`] (per axis, relative to the largest component: about 1.8°). Eight
+/// neighbouring pixels of a 1024-pixel-wide image with a 45° field of view span 0.35°, of a
+/// 128-pixel-wide one 2.8°. A heuristic, no tolerance of any answer.
+pub const CONE_SPREAD: f32 = 1.0 / 32.0;
+
+/// The packet test: bit `i` of the mask is set when some ray of the packet may reach child `i`
+/// within `[t_min, t_max]` (every child one of them reaches is set; see [`PacketBoxRay`]), and
+/// `t_near[i]` is at most the entry distance of each ray into child `i`. AVX where `isa` has it,
+/// else the scalar twin. Inlined into the loops that [`dispatch`](super::dispatch) compiles, where
+/// `isa` is a constant.
+#[inline(always)]
+pub fn packet_box8_on(
+    isa: Isa,
+    bounds: &[[f32; 8]; 6],
+    ray: &PacketBoxRay,
+    t_max: f32,
+) -> BoxHits<8> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if isa.has_avx() {
+        // SAFETY: `isa` says the CPU has AVX (only detection makes such a token).
+        return unsafe { packet_box8_avx(bounds, ray, t_max) };
+    }
+    let _ = isa;
+    packet_box_scalar(bounds, ray, t_max)
+}
+
+/// [`packet_box8_on`] with 8-lane AVX instructions.
+///
+/// # Safety
+/// The CPU must support AVX: callers check it, or call it from a function compiled for AVX.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline]
+#[target_feature(enable = "avx")]
+pub fn packet_box8_avx(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> BoxHits<8> {
+    // Rays from one point (a pinhole camera's): `plane − o_lo` and `plane − o_hi` are the same
+    // number, the four corner products two, and the minimum (maximum) of the four is that of the
+    // two, bit for bit. Half the subtractions and products. (Compared as bits: a `-0` and a `+0`
+    // bound would give differently signed zeros.)
+    if ray.origin_lo.map(f32::to_bits) == ray.origin_hi.map(f32::to_bits) {
+        packet_box8_avx_with::<true>(bounds, ray, t_max)
+    } else {
+        packet_box8_avx_with::<false>(bounds, ray, t_max)
+    }
+}
+
+/// [`packet_box8_avx`] for packets from one origin (`ONE_ORIGIN`) or not.
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+#[inline]
+#[target_feature(enable = "avx")]
+fn packet_box8_avx_with<const ONE_ORIGIN: bool>(
+    bounds: &[[f32; 8]; 6],
+    ray: &PacketBoxRay,
+    t_max: f32,
+) -> BoxHits<8> {
+    use std::arch::x86_64::*;
+    // SAFETY: this function is compiled for AVX (its callers checked the CPU); each load reads the
+    // eight floats of one `[f32; 8]` row (the row index is below 6 by construction), the store the
+    // eight of `t_near`, unaligned.
+    unsafe {
+        let mut near = _mm256_set1_ps(ray.t_min);
+        let mut far = _mm256_set1_ps(f32::INFINITY);
+        for axis in 0..3 {
+            let o_lo = _mm256_set1_ps(ray.origin_lo[axis]);
+            let o_hi = _mm256_set1_ps(ray.origin_hi[axis]);
+            let inv_lo = _mm256_set1_ps(ray.inv_lo[axis]);
+            let inv_hi = _mm256_set1_ps(ray.inv_hi[axis]);
+            let near_plane = _mm256_loadu_ps(bounds[2 * axis + (ray.near_row[axis] & 1)].as_ptr());
+            let far_plane = _mm256_loadu_ps(bounds[2 * axis + (ray.far_row[axis] & 1)].as_ptr());
+            // The smallest and the largest of the corner products `(plane − o)·inv`.
+            let corners = |plane: __m256| {
+                if ONE_ORIGIN {
+                    let d = _mm256_sub_ps(plane, o_lo);
+                    let (a, b) = (_mm256_mul_ps(d, inv_lo), _mm256_mul_ps(d, inv_hi));
+                    (_mm256_min_ps(a, b), _mm256_max_ps(a, b))
+                } else {
+                    let (lo, hi) = (_mm256_sub_ps(plane, o_hi), _mm256_sub_ps(plane, o_lo));
+                    let (a, b) = (_mm256_mul_ps(lo, inv_lo), _mm256_mul_ps(lo, inv_hi));
+                    let (c, d) = (_mm256_mul_ps(hi, inv_lo), _mm256_mul_ps(hi, inv_hi));
+                    (
+                        _mm256_min_ps(_mm256_min_ps(a, b), _mm256_min_ps(c, d)),
+                        _mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, d)),
+                    )
+                }
+            };
+            let (tn, _) = corners(near_plane);
+            let (_, tf) = corners(far_plane);
+            near = _mm256_max_ps(tn, near);
+            far = _mm256_min_ps(tf, far);
+        }
+        slab_hits8_avx(near, far, t_max)
+    }
+}
+
+/// Scalar twin (the spec) of [`packet_box8_on`] and [`packet_box8_avx`], for any width.
+#[inline(always)]
+pub fn packet_box_scalar<const W: usize>(
+    bounds: &[[f32; W]; 6],
+    ray: &PacketBoxRay,
+    t_max: f32,
+) -> BoxHits<W> {
+    let mut mask = 0;
+    let mut t_near = [0.0; W];
+    for lane in 0..W {
+        let mut near = ray.t_min;
+        let mut far = f32::INFINITY;
+        for axis in 0..3 {
+            let corners = |plane: f32| {
+                let (lo, hi) = (plane - ray.origin_hi[axis], plane - ray.origin_lo[axis]);
+                let (inv_lo, inv_hi) = (ray.inv_lo[axis], ray.inv_hi[axis]);
+                [lo * inv_lo, lo * inv_hi, hi * inv_lo, hi * inv_hi]
+            };
+            let [a, b, c, d] = corners(bounds[2 * axis + (ray.near_row[axis] & 1)][lane]);
+            let tn = min_ps(min_ps(a, b), min_ps(c, d));
+            let [a, b, c, d] = corners(bounds[2 * axis + (ray.far_row[axis] & 1)][lane]);
+            let tf = max_ps(max_ps(a, b), max_ps(c, d));
+            near = max_ps(tn, near);
+            far = min_ps(tf, far);
+        }
+        t_near[lane] = near;
+        mask |= u32::from(slab_hit(near, far, t_max)) << lane;
+    }
+    BoxHits { mask, t_near }
+}
+
+/// The eight rays with `offset` subtracted from their origins (`Ray { origin: o - offset, ..ray }`,
+/// a mesh's frame): on x86-64 one SSE subtraction per ray, of `[offset, 0]` from the origin and
+/// the direction's `x` (`x - 0 = x` bit for bit for every number, a NaN stays a NaN), else the
+/// scalar twin.
+#[inline(always)]
+pub fn moved_rays(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::moved_rays(rays, offset)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        moved_rays_scalar(rays, offset)
+    }
+}
+
+/// Scalar twin (the spec) of [`moved_rays`].
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
+#[inline(always)]
+pub fn moved_rays_scalar(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+    rays.map(|ray| crate::Ray {
+        origin: ray.origin - offset,
+        ..ray
+    })
+}
+
+/// The lanes `i` with `t <= bounds[i]`, as a mask (false for NaN): which rays of a packet a child
+/// entered at `t` can still matter to ([`crate::bvh::wide::WideBvh::traverse_packet`]). Two SSE
+/// halves on x86-64 (two compares and two mask moves instead of eight scalar compares, shifts and
+/// ors), else the scalar twin.
+#[inline(always)]
+pub fn lanes_reaching(t: f32, bounds: &[f32; 8]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::lanes_reaching(t, bounds)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        lanes_reaching_scalar(t, bounds)
+    }
+}
+
+/// Scalar twin (the spec) of [`lanes_reaching`].
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
+#[inline(always)]
+pub fn lanes_reaching_scalar(t: f32, bounds: &[f32; 8]) -> u32 {
+    (0..8).fold(0, |m, i| m | u32::from(t <= bounds[i]) << i)
+}
+
+/// The largest of `values[i]` over the lanes of `mask` (`-∞` for none), for values that are not
+/// NaN: the bound of a packet's node test. Two SSE halves on x86-64, else the scalar twin.
+#[inline(always)]
+pub fn lanes_max(values: &[f32; 8], mask: u32) -> f32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::lanes_max(values, mask)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        lanes_max_scalar(values, mask)
+    }
+}
+
+/// Scalar twin (the spec) of [`lanes_max`]. The maximum of numbers does not depend on the order it
+/// is taken in, up to the sign of a zero (which compares equal, and the bound is only compared), so
+/// the SIMD version may pair the lanes differently.
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
+#[inline(always)]
+pub fn lanes_max_scalar(values: &[f32; 8], mask: u32) -> f32 {
+    (0..8)
+        .filter(|i| mask >> i & 1 == 1)
+        .fold(f32::NEG_INFINITY, |m, i| max_ps(values[i], m))
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod sse {
+    //! SSE2 versions. SSE2 is part of the x86-64 baseline: every x86-64 CPU has it and the compiler
+    //! enables it for every x86-64 target, so calling these intrinsics is always sound; Rust still
+    //! asks for an `unsafe` block around `#[target_feature]` functions called from code without the
+    //! attribute, hence one block per routine.
+    use std::arch::x86_64::*;
+
+    use super::{max_ps, min_ps, slab_hit, PacketBoxRay};
+
+    #[inline(always)]
+    pub fn lanes_reaching(t: f32, bounds: &[f32; 8]) -> u32 {
+        // SAFETY: SSE is always available on x86-64 (see the module docs); the two loads read the
+        // eight floats of `bounds`, unaligned.
+        unsafe {
+            let t = _mm_set1_ps(t);
+            let lo = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr()));
+            let hi = _mm_cmple_ps(t, _mm_loadu_ps(bounds.as_ptr().add(4)));
+            (_mm_movemask_ps(lo) | _mm_movemask_ps(hi) << 4) as u32
+        }
+    }
+
+    /// [`PacketBoxRay::reaches`] of a non-empty box `lo..hi`: the three axes' slabs in lanes 0-2
+    /// (lane 3 is ignored), each lane the twin's operations in the twin's order.
+    #[inline]
+    pub fn packet_reaches(p: &PacketBoxRay, lo: [f32; 3], hi: [f32; 3]) -> bool {
+        let plane = |row: [usize; 3]| {
+            let mut x = [0.0; 3];
+            for axis in 0..3 {
+                x[axis] = if row[axis] & 1 == 0 {
+                    lo[axis]
+                } else {
+                    hi[axis]
+                };
+            }
+            x
+        };
+        // SAFETY: SSE is always available on x86-64 (see the module docs); no memory is read
+        // through pointers.
+        unsafe {
+            let set = |a: [f32; 3]| _mm_setr_ps(a[0], a[1], a[2], 0.0);
+            let (o_lo, o_hi) = (set(p.origin_lo), set(p.origin_hi));
+            let (inv_lo, inv_hi) = (set(p.inv_lo), set(p.inv_hi));
+            let corners = |plane: __m128, op: unsafe fn(__m128, __m128) -> __m128| {
+                let (lo, hi) = (_mm_sub_ps(plane, o_hi), _mm_sub_ps(plane, o_lo));
+                op(
+                    op(_mm_mul_ps(lo, inv_lo), _mm_mul_ps(lo, inv_hi)),
+                    op(_mm_mul_ps(hi, inv_lo), _mm_mul_ps(hi, inv_hi)),
+                )
+            };
+            let tn = corners(set(plane(p.near_row)), _mm_min_ps);
+            let tf = corners(set(plane(p.far_row)), _mm_max_ps);
+            // The twin folds the axes in order x, y, z: near from `t_min` by `max`, far from ∞ by
+            // `min` (the same first operands, so the same results for every input).
+            let lane = |x: __m128, k: i32| match k {
+                0 => _mm_cvtss_f32(x),
+                1 => _mm_cvtss_f32(_mm_shuffle_ps::<0b01>(x, x)),
+                _ => _mm_cvtss_f32(_mm_shuffle_ps::<0b10>(x, x)),
+            };
+            let (mut near, mut far) = (p.t_min, f32::INFINITY);
+            for k in 0..3 {
+                near = max_ps(lane(tn, k), near);
+                far = min_ps(lane(tf, k), far);
+            }
+            slab_hit(near, far, f32::INFINITY)
+        }
+    }
+
+    #[inline(always)]
+    pub fn moved_rays(rays: &[crate::Ray; 8], offset: glam::Vec3) -> [crate::Ray; 8] {
+        let mut out = *rays;
+        // SAFETY: SSE is always available on x86-64 (see the module docs); `Ray` is `repr(C)`,
+        // eight f32 with the origin first (checked at compile time in `geom::ray`), so each load
+        // reads and each store writes the first four floats of one ray of `rays` / `out`,
+        // unaligned.
+        unsafe {
+            let by = _mm_setr_ps(offset.x, offset.y, offset.z, 0.0);
+            for (ray, moved) in rays.iter().zip(&mut out) {
+                let head = _mm_loadu_ps((ray as *const crate::Ray).cast::<f32>());
+                _mm_storeu_ps(
+                    (moved as *mut crate::Ray).cast::<f32>(),
+                    _mm_sub_ps(head, by),
+                );
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub fn lanes_max(values: &[f32; 8], mask: u32) -> f32 {
+        // SAFETY: SSE2 is always available on x86-64 (see the module docs); the two loads read the
+        // eight floats of `values`, unaligned.
+        unsafe {
+            // Lane i of a half is kept when bit i of its four mask bits is set, else -∞.
+            let bits = _mm_setr_epi32(1, 2, 4, 8);
+            let keep = |m: u32| {
+                let m = _mm_set1_epi32(m as i32);
+                _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(m, bits), bits))
+            };
+            let ninf = _mm_set1_ps(f32::NEG_INFINITY);
+            let pick = |v: __m128, k: __m128| _mm_or_ps(_mm_and_ps(k, v), _mm_andnot_ps(k, ninf));
+            let lo = pick(_mm_loadu_ps(values.as_ptr()), keep(mask & 15));
+            let hi = pick(_mm_loadu_ps(values.as_ptr().add(4)), keep(mask >> 4 & 15));
+            let m = _mm_max_ps(lo, hi);
+            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+            let m = _mm_max_ss(m, _mm_shuffle_ps::<0b01>(m, m));
+            _mm_cvtss_f32(m)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+    use crate::simd::test_support::*;
+    use crate::simd::{box_scalar, BoxRay};
+
+    /// Eight valid rays in one octant around a random ray, at magnitudes 1e-6..1e6: one origin
+    /// and spread directions (a perspective camera), one direction and spread origins
+    /// (orthographic), or both spread; and eight boxes around points on them, some with a plane
+    /// through the point (grazing), some empty.
+    #[allow(clippy::needless_range_loop)] // a lane indexes six rows
+    fn random_packet_case(rng: &mut Pcg64) -> ([crate::Ray; 8], [[f32; 8]; 6], [f32; 8]) {
+        use glam::Vec3;
+        let m = 10f32.powf(rng.gen_range(-6.0..6.0));
+        let mut sign = || if rng.gen_bool(0.5) { 1.0 } else { -1.0 };
+        let signs = Vec3::new(sign(), sign(), sign());
+        let base_dir =
+            signs * Vec3::from_array([0; 3].map(|_| 10f32.powf(rng.gen_range(-3.0..0.0))));
+        let base_origin = Vec3::from_array([0; 3].map(|_| rng.gen_range(-2.0..2.0) * m));
+        let kind = rng.gen_range(0..3);
+        let dir_spread = 10f32.powf(rng.gen_range(-6.0..-1.0));
+        let origin_spread = m * 10f32.powf(rng.gen_range(-6.0..0.0));
+        let rays = [0; 8].map(|_| {
+            let jitter =
+                |rng: &mut Pcg64| Vec3::from_array([0; 3].map(|_| rng.gen_range(-1.0..1.0)));
+            let dir = if kind == 1 {
+                base_dir
+            } else {
+                // Relative jitter per component keeps every sign, so the octant.
+                base_dir * (Vec3::ONE + jitter(rng) * dir_spread)
+            };
+            let origin = if kind == 0 {
+                base_origin
+            } else {
+                base_origin + jitter(rng) * origin_spread
+            };
+            let t_min = if rng.gen_bool(0.8) {
+                0.0
+            } else {
+                rng.gen_range(0.0..1.0) * m
+            };
+            crate::Ray::new(origin, dir).with_range(t_min, f32::INFINITY)
+        });
+        let mut bounds = [[0.0; 8]; 6];
+        for lane in 0..8 {
+            if rng.gen_bool(0.1) {
+                for axis in 0..3 {
+                    bounds[2 * axis][lane] = f32::INFINITY;
+                    bounds[2 * axis + 1][lane] = f32::NEG_INFINITY;
+                }
+                continue;
+            }
+            let ray = rays[rng.gen_range(0..8)];
+            let t = rng.gen_range(0.0..4.0) * m / ray.dir.length();
+            let p = ray.at(t);
+            let half = Vec3::from_array([0; 3].map(|_| m * 10f32.powf(rng.gen_range(-6.0..0.0))));
+            let offset = Vec3::from_array([0; 3].map(|_| rng.gen_range(-1.5..1.5))) * half;
+            let (mut lo, mut hi) = (p + offset - half, p + offset + half);
+            if rng.gen_bool(0.5) {
+                let axis = rng.gen_range(0..3);
+                if rng.gen_bool(0.5) {
+                    lo[axis] = p[axis];
+                } else {
+                    hi[axis] = p[axis];
+                }
+            }
+            for axis in 0..3 {
+                bounds[2 * axis][lane] = lo[axis].min(hi[axis]);
+                bounds[2 * axis + 1][lane] = lo[axis].max(hi[axis]);
+            }
+        }
+        let t_max = [0; 8].map(|_| {
+            if rng.gen_bool(0.5) {
+                f32::INFINITY
+            } else {
+                rng.gen_range(0.0..5.0) * m
+            }
+        });
+        (rays, bounds, t_max)
+    }
+
+    #[test]
+    fn packets_are_neighbouring_pixels_or_one_direction() {
+        use crate::Ray;
+        use glam::Vec3;
+        let packet = |origin: &dyn Fn(usize) -> Vec3, dir: &dyn Fn(usize) -> Vec3| {
+            let rays: Vec<Ray> = (0..8).map(|i| Ray::new(origin(i), dir(i))).collect();
+            PacketBoxRay::new(&rays).expect("one octant, finite 1/dir")
+        };
+        let eye = |_| Vec3::new(1.0, 2.0, 3.0);
+        // Eight neighbouring pixels of a 1024-pixel-wide camera with a 45° field of view.
+        let pixel = 0.83 / 1024.0;
+        let neighbours = |i| Vec3::new(0.2 + i as f32 * pixel, 0.1, -1.0).normalize();
+        assert!(packet(&eye, &neighbours).is_coherent());
+        // The same eye through pixels 52 apart (a sparse sample of the image): not a packet.
+        let sparse = |i| Vec3::new(0.05 + 52.0 * i as f32 * pixel, 0.1, -1.0).normalize();
+        assert!(!packet(&eye, &sparse).is_coherent());
+        // Just inside and just outside the cone: x spreads over `s` times the largest component.
+        let spread = |s: f32| move |i: usize| Vec3::new(2.0 + s * 4.0 * i as f32 / 7.0, 1.0, -4.0);
+        assert!(packet(&eye, &spread(0.9 * CONE_SPREAD)).is_coherent());
+        assert!(!packet(&eye, &spread(1.1 * CONE_SPREAD)).is_coherent());
+        // An orthographic camera: one direction, origins apart.
+        let grid = |i| Vec3::new(i as f32, 0.0, 5.0);
+        assert!(packet(&grid, &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent());
+        // Different origins and directions: not a packet.
+        assert!(!packet(&grid, &neighbours).is_coherent());
+    }
+
+    #[test]
+    fn packet_box_test_is_conservative_for_every_ray_and_equals_its_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(31);
+        let (mut single_hits, mut partial) = (0, 0);
+        for _ in 0..100_000 {
+            let (rays, bounds, t_max) = random_packet_case(&mut rng);
+            let packet = PacketBoxRay::new(&rays).expect("one octant, finite 1/dir");
+            let bound = t_max.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let scalar = packet_box_scalar(&bounds, &packet, bound);
+            let simd = packet_box8_on(Isa::detected(), &bounds, &packet, bound);
+            assert_eq!(simd.mask, scalar.mask, "{bounds:?} {packet:?}");
+            assert!(same_bits(&simd.t_near, &scalar.t_near, scalar.mask));
+            let mut reached = [0u32; 8];
+            for (i, ray) in rays.iter().enumerate() {
+                let single = BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min);
+                let hits = box_scalar(&bounds, &single, t_max[i]);
+                for lane in (0..8).filter(|&l| hits.mask >> l & 1 == 1) {
+                    single_hits += 1;
+                    reached[lane] |= 1 << i;
+                    assert!(
+                        scalar.mask >> lane & 1 == 1,
+                        "ray {i} reaches lane {lane}, the packet does not: {rays:?} {bounds:?}"
+                    );
+                    assert!(scalar.t_near[lane] <= hits.t_near[lane]);
+                }
+            }
+            partial += reached.iter().filter(|&&r| r != 0 && r != 0xff).count();
+        }
+        assert!(
+            single_hits > 100_000 && partial > 10_000,
+            "{single_hits} {partial}"
+        );
+    }
+
+    #[test]
+    fn moved_rays_equal_their_scalar_twin() {
+        use crate::Ray;
+        use glam::Vec3;
+        let mut rng = Pcg64::seed_from_u64(47);
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for _ in 0..20_000 {
+            let mut v = || Vec3::from_array([0; 3].map(|_| float(&mut rng)));
+            let rays: [Ray; 8] = std::array::from_fn(|_| Ray {
+                origin: v(),
+                dir: v(),
+                t_min: 0.0,
+                t_max: f32::INFINITY,
+            });
+            let offset = v();
+            let (fast, twin) = (moved_rays(&rays, offset), moved_rays_scalar(&rays, offset));
+            for (a, b) in fast.iter().zip(&twin) {
+                let fields = |r: &Ray| {
+                    [r.origin.to_array(), r.dir.to_array()]
+                        .concat()
+                        .into_iter()
+                        .chain([r.t_min, r.t_max])
+                        .collect::<Vec<_>>()
+                };
+                assert!(
+                    fields(a).iter().zip(fields(b)).all(|(&x, y)| same(x, y)),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lane_folds_equal_their_scalar_twins() {
+        let mut rng = Pcg64::seed_from_u64(43);
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+        ];
+        let value = |rng: &mut Pcg64| {
+            if rng.gen_bool(0.2) {
+                specials[rng.gen_range(0..specials.len())]
+            } else {
+                rng.gen_range(-2.0f32..2.0) * 10f32.powi(rng.gen_range(-6..7))
+            }
+        };
+        let (mut reached, mut partial) = (0, 0);
+        for _ in 0..100_000 {
+            let values: [f32; 8] = std::array::from_fn(|_| value(&mut rng));
+            let t = if rng.gen_bool(0.02) {
+                f32::NAN
+            } else {
+                value(&mut rng)
+            };
+            let mask = rng.gen_range(0..256u32);
+            let lanes = lanes_reaching(t, &values);
+            assert_eq!(lanes, lanes_reaching_scalar(t, &values), "{t} {values:?}");
+            reached += lanes.count_ones();
+            partial += u32::from(lanes != 0 && lanes != 0xff);
+            // Equal as numbers (a zero's sign may differ with the pairing).
+            let (fast, twin) = (lanes_max(&values, mask), lanes_max_scalar(&values, mask));
+            assert!(fast == twin, "{mask:#b} {values:?}: {fast} against {twin}");
+        }
+        assert!(reached > 100_000 && partial > 10_000, "{reached} {partial}");
+    }
+
+    #[test]
+    fn a_packet_reaches_every_box_one_of_its_rays_reaches() {
+        let mut rng = Pcg64::seed_from_u64(37);
+        let (mut reached, mut missed) = (0, 0);
+        for _ in 0..20_000 {
+            let (rays, bounds, _) = random_packet_case(&mut rng);
+            let packet = PacketBoxRay::new(&rays).expect("one octant, finite 1/dir");
+            for lane in 0..8 {
+                let b = crate::Aabb::new(
+                    glam::Vec3::new(bounds[0][lane], bounds[2][lane], bounds[4][lane]),
+                    glam::Vec3::new(bounds[1][lane], bounds[3][lane], bounds[5][lane]),
+                );
+                let any_ray = rays.iter().any(|ray| {
+                    let single = BoxRay::new(ray.origin.to_array(), ray.dir.to_array(), ray.t_min);
+                    box_scalar(&bounds, &single, f32::INFINITY).mask >> lane & 1 == 1
+                });
+                // The SSE version answers as its scalar twin.
+                assert_eq!(
+                    packet.reaches(&b),
+                    packet.reaches_scalar(&b),
+                    "{rays:?} {b:?}"
+                );
+                if any_ray {
+                    reached += 1;
+                    assert!(packet.reaches(&b), "{rays:?} {b:?}");
+                } else if !packet.reaches(&b) {
+                    missed += 1;
+                }
+            }
+            assert!(!packet.reaches(&crate::Aabb::EMPTY));
+        }
+        // Both answers occur: the test is not vacuous either way.
+        assert!(reached > 50_000 && missed > 10_000, "{reached} {missed}");
+    }
+
+    #[test]
+    fn eight_rays_make_the_same_packet_with_avx_and_with_the_scalar_twin() {
+        use crate::Ray;
+        use glam::Vec3;
+        let bits = |p: &PacketBoxRay| {
+            let f = |a: [f32; 3]| a.map(f32::to_bits);
+            (
+                [p.origin_lo, p.origin_hi, p.inv_lo, p.inv_hi].map(f),
+                p.near_row,
+                p.far_row,
+                p.t_min.to_bits(),
+            )
+        };
+        let mut rng = Pcg64::seed_from_u64(41);
+        let (mut packets, mut partial) = (0, 0);
+        for k in 0..50_000 {
+            // Camera-like groups (one origin or one direction, one octant) with special values
+            // and invalid rays mixed in at random, and fully random groups.
+            let (mut rays, _, _) = random_packet_case(&mut rng);
+            if k % 4 == 0 {
+                for ray in &mut rays {
+                    *ray = Ray::new(
+                        Vec3::from_array([0; 3].map(|_| float(&mut rng))),
+                        Vec3::from_array([0; 3].map(|_| float(&mut rng))),
+                    );
+                }
+            }
+            for ray in &mut rays {
+                if rng.gen_bool(0.05) {
+                    let i = rng.gen_range(0..8);
+                    let value = float(&mut rng);
+                    match i {
+                        0..3 => ray.origin[i] = value,
+                        3..6 => ray.dir[i - 3] = value,
+                        6 => ray.t_min = value,
+                        _ => ray.t_max = value,
+                    }
+                }
+            }
+            if rng.gen_bool(0.2) {
+                // Zeros of both signs on one axis: their minimum and maximum depend on the order
+                // of the reduction unless made positive.
+                let axis = rng.gen_range(0..3);
+                for ray in &mut rays {
+                    ray.origin[axis] = if rng.gen_bool(0.5) { 0.0 } else { -0.0 };
+                }
+            }
+            let (valid, packet) = PacketBoxRay::of_eight_scalar(&rays);
+            let (valid_fast, packet_fast) = PacketBoxRay::of_eight(&rays);
+            assert_eq!(valid_fast, valid, "{rays:?}");
+            assert_eq!(
+                packet_fast.as_ref().map(bits),
+                packet.as_ref().map(bits),
+                "{rays:?}"
+            );
+            packets += usize::from(packet.is_some());
+            partial += usize::from(packet.is_some() && valid != 0xff);
+        }
+        assert!(packets > 20_000 && partial > 1_000, "{packets} {partial}");
+    }
+
+    #[test]
+    fn packets_need_one_octant_and_finite_reciprocals() {
+        use crate::Ray;
+        use glam::Vec3;
+        let a = Ray::new(Vec3::ZERO, Vec3::new(1.0, 2.0, 3.0));
+        assert!(PacketBoxRay::new(&[a, a]).is_some());
+        assert!(PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1.0, -2.0, 3.0))]).is_none());
+        assert!(PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 3.0))]).is_none());
+        assert!(
+            PacketBoxRay::new(&[a, Ray::new(Vec3::ZERO, Vec3::new(1e-40, 1.0, 3.0))]).is_none()
+        );
+        assert!(PacketBoxRay::new(&[] as &[Ray]).is_none());
+    }
+}

@@ -1,0 +1,972 @@
+//! Triangles in blocks of four ([`Tri4`]) and the watertight ray/triangle test on one or two
+//! blocks at once (Woop, Benthin, Wald, "Watertight Ray/Triangle Intersection", JCGT 2(1), 2013),
+//! computed bit for bit as the scalar kernel
+//! ([`WatertightRay::intersect`](crate::geom::triangle::WatertightRay::intersect)) computes it.
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+use super::Isa;
+use super::LANES;
+use crate::geom::triangle::{Culling, WatertightRay};
+
+/// Four triangles in structure-of-arrays form: `v[k][axis][lane]` is coordinate `axis` of vertex
+/// `k` of triangle `lane`, and `ids[lane]` a caller's id for it (the mesh stores the primitive id
+/// there, so a hit needs no second memory access). 160 bytes, 16-byte aligned so each row is one SSE
+/// load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+pub struct Tri4 {
+    /// `v[k][axis][lane]`.
+    pub v: [[[f32; LANES]; 3]; 3],
+    /// One id per lane.
+    pub ids: [u32; LANES],
+}
+
+impl Tri4 {
+    /// Four degenerate triangles at the origin with id `u32::MAX` (what padding lanes hold).
+    pub const ZERO: Self = Self {
+        v: [[[0.0; LANES]; 3]; 3],
+        ids: [u32::MAX; LANES],
+    };
+
+    /// Vertex `k` of triangle `lane`.
+    #[inline(always)]
+    pub fn vertex(&self, k: usize, lane: usize) -> glam::Vec3 {
+        glam::Vec3::new(self.v[k][0][lane], self.v[k][1][lane], self.v[k][2][lane])
+    }
+
+    /// Stores triangle `tri` in `lane`.
+    #[inline]
+    pub fn set(&mut self, lane: usize, tri: [glam::Vec3; 3]) {
+        for (k, p) in tri.iter().enumerate() {
+            self.v[k][0][lane] = p.x;
+            self.v[k][1][lane] = p.y;
+            self.v[k][2][lane] = p.z;
+        }
+    }
+}
+
+/// What [`tri4_candidates`] needs of a ray: the watertight kernel's origin, axis permutation and
+/// shear (see [`crate::geom::triangle::WatertightRay`]). With `p = v − origin`, a vertex's sheared
+/// coordinates are `x = p[kx] + sx·p[kz]` and `y = p[ky] + sy·p[kz]`: one rounded product, then one
+/// rounded sum (never fused), as in the kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct ShearRay {
+    /// Ray origin.
+    pub origin: [f32; 3],
+    /// `[kx, ky, kz]`: a permutation of `[0, 1, 2]`, `kz` the axis of the direction's largest
+    /// component.
+    pub axes: [usize; 3],
+    /// Shear of x: `−d[kx] / d[kz]`.
+    pub sx: f32,
+    /// Shear of y: `−d[ky] / d[kz]`.
+    pub sy: f32,
+}
+
+impl ShearRay {
+    /// The origin, the permutation and the shear of x and y of `ray`, which the prefilter
+    /// ([`tri_candidates`]) computes with as the kernel does.
+    #[inline(always)]
+    pub fn of(ray: &WatertightRay) -> Self {
+        Self {
+            origin: ray.origin.to_array(),
+            axes: ray.axes,
+            sx: ray.sx,
+            sy: ray.sy,
+        }
+    }
+
+    /// `[kx, ky, kz]`, each clamped to `0..3` (which they are: the clamp, a conditional move, lets
+    /// the compiler drop the bounds checks of the row loads).
+    #[inline(always)]
+    pub fn axes(&self) -> [usize; 3] {
+        self.axes.map(|a| a.min(2))
+    }
+
+    /// The components of `p` in the order `[kx, ky, kz]`.
+    #[inline(always)]
+    fn permute<T: Copy>(&self, p: [T; 3]) -> [T; 3] {
+        self.axes().map(|a| p[a])
+    }
+
+    /// A key that two shear rays share exactly when they have the same origin (bit for bit) and
+    /// axes, so the same [`tri_rows`]. Packed into two integers from the fields' own values: a
+    /// comparison of the fields as arrays would read them back with wide loads across the
+    /// narrower stores that have just written them, and a wide load across narrower stores cannot
+    /// be store-forwarded (the load waits for the stores to complete).
+    #[inline(always)]
+    pub fn frame(&self) -> [u64; 2] {
+        let [x, y, z] = self.origin.map(f32::to_bits);
+        let [kx, ky, kz] = self.axes().map(|a| a as u64);
+        [
+            u64::from(x) << 32 | u64::from(y),
+            u64::from(z) << 32 | kx << 16 | ky << 8 | kz,
+        ]
+    }
+}
+
+/// Lanes of `tris` that the watertight kernel may hit: bit `i` is clear only when triangle `i`'s
+/// three edge functions are all non-zero and of mixed signs, where the scalar kernel returns `None`
+/// without looking further. Every set lane must go through the scalar kernel, which decides (and
+/// recomputes zeros in f64). The sheared coordinates are computed with the kernel's operations in
+/// its order ([`ShearRay`]), so the values equal the kernel's bit for bit.
+#[inline(always)]
+pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    {
+        sse::tri4_candidates(tris, ray)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    {
+        tri4_candidates_scalar(tris, ray)
+    }
+}
+
+/// Scalar twin (the spec) of [`tri4_candidates`].
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
+#[inline(always)]
+pub fn tri4_candidates_scalar(tris: &Tri4, ray: &ShearRay) -> u32 {
+    let mut mask = 0;
+    for lane in 0..LANES {
+        let mut xy = [[0.0f32; 2]; 3];
+        for (k, out) in xy.iter_mut().enumerate() {
+            let p = ray.permute([0, 1, 2].map(|axis| tris.v[k][axis][lane] - ray.origin[axis]));
+            *out = [p[0] + ray.sx * p[2], p[1] + ray.sy * p[2]];
+        }
+        let [[ax, ay], [bx, by], [cx, cy]] = xy;
+        let u = cx * by - cy * bx;
+        let v = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        let neg = u < 0.0 || v < 0.0 || w < 0.0;
+        let pos = u > 0.0 || v > 0.0 || w > 0.0;
+        let zero = u == 0.0 || v == 0.0 || w == 0.0;
+        mask |= u32::from(!(neg && pos) || zero) << lane;
+    }
+    mask
+}
+
+/// [`tri4_candidates`] of one block or of two consecutive ones (`blocks.len()` is 1 or 2): bit
+/// `4·b + i` for lane `i` of `blocks[b]`. Two blocks go through one pass of 8-lane AVX instructions
+/// on CPUs with AVX (a leaf of 5 to 8 triangles, the most common size), else through two 4-lane
+/// passes.
+#[inline(always)]
+pub fn tri_candidates(blocks: &[Tri4], ray: &ShearRay) -> u32 {
+    debug_assert!(matches!(blocks.len(), 1 | 2));
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if let [a, b] = blocks {
+        if Isa::detected().has_avx() {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { avx::tri8_candidates(a, b, ray) };
+        }
+    }
+    blocks.iter().enumerate().fold(0, |mask, (k, block)| {
+        mask | tri4_candidates(block, ray) << (LANES * k)
+    })
+}
+
+/// Scalar twin (the spec) of [`tri_candidates`].
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
+#[inline(always)]
+pub fn tri_candidates_scalar(blocks: &[Tri4], ray: &ShearRay) -> u32 {
+    blocks.iter().enumerate().fold(0, |mask, (k, block)| {
+        mask | tri4_candidates_scalar(block, ray) << (LANES * k)
+    })
+}
+
+/// What [`tri_hits`] needs of a ray: the watertight kernel's whole shear (see
+/// [`crate::geom::triangle::WatertightRay`]), its smallest `t` and its culling. The largest `t`
+/// shrinks during a walk and is passed per call.
+#[derive(Clone, Copy, Debug)]
+pub struct HitRay {
+    /// Origin, axis permutation and the shear of x and y.
+    pub shear: ShearRay,
+    /// Scale of z: the sheared z of `p = v − origin` is `sz·p[kz]`, `sz = 1 / d[kz]`.
+    pub sz: f32,
+    /// Smallest `t` reported.
+    pub t_min: f32,
+    /// Back faces culled ([`crate::geom::triangle::Culling::Back`]).
+    pub cull_back: bool,
+}
+
+impl HitRay {
+    /// The whole shear of `ray`, its `t_min` and the culling, for [`tri_hits`] (which computes the
+    /// same values as [`WatertightRay::intersect`]).
+    #[inline(always)]
+    pub fn of(ray: &WatertightRay, culling: Culling) -> Self {
+        Self {
+            shear: ShearRay::of(ray),
+            sz: ray.sz,
+            t_min: ray.t_min,
+            cull_back: culling == Culling::Back,
+        }
+    }
+}
+
+/// What [`tri_hits`] decided for the (up to) eight triangles of one or two blocks; bit `4·b + i` is
+/// lane `i` of block `b`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriHits {
+    /// Lanes the ray hits within `[t_min, t_max]`, with `t`, `u`, `v` below: bit for bit what the
+    /// scalar kernel ([`crate::geom::triangle::WatertightRay::intersect`] with `t_max`) returns for
+    /// them.
+    pub hit: u32,
+    /// Lanes left to the scalar kernel: an edge function rounded to exactly 0 (the kernel
+    /// recomputes it in `f64` and applies the edge rule; a degenerate triangle, stored collapsed to
+    /// a point, always lands here), or `1 / det` overflowed (the kernel then divides).
+    pub undecided: u32,
+    /// Ray parameter per lane (meaningful on `hit` lanes).
+    pub t: [f32; 8],
+    /// Barycentric weight of `v1` per lane.
+    pub u: [f32; 8],
+    /// Barycentric weight of `v2` per lane.
+    pub v: [f32; 8],
+}
+
+impl TriHits {
+    /// No hit, nothing undecided.
+    pub const NONE: Self = Self {
+        hit: 0,
+        undecided: 0,
+        t: [0.0; 8],
+        u: [0.0; 8],
+        v: [0.0; 8],
+    };
+}
+
+/// The watertight test of one ray against the triangles of one or two blocks (`blocks.len()` is 1
+/// or 2) within `[ray.t_min, t_max]`, completed in SIMD: where every edge function is non-zero, a
+/// lane's hit, `t` and barycentrics are computed with the scalar kernel's operations in its order,
+/// so the scalar kernel runs only on the rare [`TriHits::undecided`] lanes instead of on every
+/// triangle the ray's line crosses (each an out-of-line call that recomputes what the prefilter
+/// has computed). Eight AVX lanes where the CPU has AVX, inlined into the caller (which must then
+/// be compiled with AVX for speed: the walks are); else the twin.
+///
+/// Only the lanes of `lanes` are decided (bit `4·b + i`: lane `i` of block `b`; a leaf's
+/// triangles, without the padding that fills its last block); the others read as misses. The
+/// padding must not count when deciding whether a pass can stop early: a padding triangle is
+/// collapsed to a point, its edge functions are all 0, and such a lane is undecided, which
+/// would keep every pass over a padded block from stopping at the early exit and send it on to
+/// the division.
+#[inline(always)]
+pub fn tri_hits(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    debug_assert!(matches!(blocks.len(), 1 | 2));
+    debug_assert_eq!(lanes >> (LANES * blocks.len()), 0);
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if Isa::detected().has_avx() {
+        // The second block is the first again for a one-block leaf, its lanes not in `lanes`:
+        // chosen by index arithmetic, not a branch on the leaf's size, which would be
+        // unpredictable for incoherent rays (their leaves come in both sizes).
+        let (a, b) = (&blocks[0], &blocks[blocks.len() - 1]);
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx::tri8_hits(a, b, lanes, ray, t_max) };
+    }
+    tri_hits_scalar(blocks, lanes, ray, t_max)
+}
+
+/// Scalar twin (the spec) of [`tri_hits`]: per lane, the scalar kernel's steps up to its result.
+#[inline(always)]
+pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    let mut out = TriHits::NONE;
+    let (o, sh) = (ray.shear.origin, &ray.shear);
+    for (b, block) in blocks.iter().enumerate() {
+        for lane in 0..LANES {
+            let k = LANES * b + lane;
+            if lanes >> k & 1 == 0 {
+                continue;
+            }
+            // Vertex `vertex` relative to the origin, in the order [kx, ky, kz].
+            let rel = |vertex: usize| {
+                sh.permute([0, 1, 2].map(|axis| block.v[vertex][axis][lane] - o[axis]))
+            };
+            let (pa, pb, pc) = (rel(0), rel(1), rel(2));
+            lane_hit(&mut out, k, [pa, pb, pc], ray, t_max);
+        }
+    }
+    out
+}
+
+/// The watertight test of lane `k` from its vertices relative to the origin (in the order
+/// `[kx, ky, kz]`), into `out`: the per-lane body of both scalar twins, [`tri_hits_scalar`] and
+/// [`tri_hits_rows_scalar`].
+#[inline(always)]
+fn lane_hit(out: &mut TriHits, k: usize, [pa, pb, pc]: [[f32; 3]; 3], ray: &HitRay, t_max: f32) {
+    let sh = &ray.shear;
+    let xy = |p: [f32; 3]| (p[0] + sh.sx * p[2], p[1] + sh.sy * p[2]);
+    let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
+    let u = cx * by - cy * bx;
+    let v = ax * cy - ay * cx;
+    let w = bx * ay - by * ax;
+    if u == 0.0 || v == 0.0 || w == 0.0 {
+        out.undecided |= 1 << k;
+        return;
+    }
+    let neg = u < 0.0 || v < 0.0 || w < 0.0;
+    let pos = u > 0.0 || v > 0.0 || w > 0.0;
+    if neg && (ray.cull_back || pos) {
+        return;
+    }
+    let det = u + v + w;
+    if det == 0.0 {
+        return;
+    }
+    let (az, bz, cz) = (ray.sz * pa[2], ray.sz * pb[2], ray.sz * pc[2]);
+    let t_scaled = u * az + v * bz + w * cz;
+    let rcp = 1.0 / det;
+    if !rcp.is_finite() {
+        out.undecided |= 1 << k;
+        return;
+    }
+    let t = t_scaled * rcp;
+    if t >= ray.t_min && t <= t_max && t.is_finite() {
+        out.hit |= 1 << k;
+        out.t[k] = t;
+        out.u[k] = v * rcp;
+        out.v[k] = w * rcp;
+    }
+}
+
+/// The first step of [`tri_hits`], which depends on the ray only through its origin and axes: the
+/// vertices of one or two blocks relative to `shear.origin`, their components in the order
+/// `[kx, ky, kz]` of `shear.axes`, eight lanes (a single block fills both halves, as in
+/// [`tri_hits`]). The rays of a packet from one point that share the axes (a camera's
+/// neighbouring pixels, nearly always) have the same rows: a packet's leaf computes them once per
+/// pass and each ray goes on from them ([`tri_hits_rows`]), bit for bit as [`tri_hits`] would.
+#[inline(always)]
+pub fn tri_rows(blocks: &[Tri4], shear: &ShearRay) -> TriRows {
+    debug_assert!(matches!(blocks.len(), 1 | 2));
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if Isa::detected().has_avx() {
+        let (a, b) = (&blocks[0], &blocks[blocks.len() - 1]);
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx::tri8_rows(a, b, shear) };
+    }
+    tri_rows_scalar(blocks, shear)
+}
+
+/// Scalar twin of [`tri_rows`].
+#[inline(always)]
+pub fn tri_rows_scalar(blocks: &[Tri4], shear: &ShearRay) -> TriRows {
+    let mut rows = TriRows {
+        p: [[[0.0; 8]; 3]; 3],
+    };
+    for (half, block) in [&blocks[0], &blocks[blocks.len() - 1]]
+        .into_iter()
+        .enumerate()
+    {
+        for lane in 0..LANES {
+            for (k, vertex) in rows.p.iter_mut().enumerate() {
+                let rel = shear
+                    .permute([0, 1, 2].map(|axis| block.v[k][axis][lane] - shear.origin[axis]));
+                for (row, value) in vertex.iter_mut().zip(rel) {
+                    row[LANES * half + lane] = value;
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// [`tri_hits`] from the pass's [`TriRows`] (made by [`tri_rows`] with this ray's origin and
+/// axes): the same answer, without the rows' loads and subtractions.
+#[inline(always)]
+pub fn tri_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+    if Isa::detected().has_avx() {
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { avx::tri8_hits_rows(rows, lanes, ray, t_max) };
+    }
+    tri_hits_rows_scalar(rows, lanes, ray, t_max)
+}
+
+/// Scalar twin of [`tri_hits_rows`].
+#[inline(always)]
+pub fn tri_hits_rows_scalar(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+    let mut out = TriHits::NONE;
+    for k in 0..2 * LANES {
+        if lanes >> k & 1 == 0 {
+            continue;
+        }
+        // Vertex `vertex` relative to the origin, in the order [kx, ky, kz].
+        let rel = |vertex: usize| rows.p[vertex].map(|row| row[k]);
+        let (pa, pb, pc) = (rel(0), rel(1), rel(2));
+        lane_hit(&mut out, k, [pa, pb, pc], ray, t_max);
+    }
+    out
+}
+
+/// The first step of the watertight test on a pass's eight triangles ([`tri_rows`]): `p[k][j]` is
+/// row `j` of vertex `k`, component `axes[j]` of the vertex minus the origin's, one lane per
+/// triangle. 288 bytes, aligned for AVX loads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(32))]
+pub struct TriRows {
+    /// `p[k][j][lane]`.
+    pub p: [[[f32; 8]; 3]; 3],
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod avx {
+    //! 8-lane AVX versions; callers check that the CPU has AVX ([`super::Isa::has_avx`]).
+    use std::arch::x86_64::*;
+
+    use super::{HitRay, ShearRay, Tri4, TriHits, TriRows};
+
+    /// Row `axis` of vertex `k`, the lanes of `a` low and those of `b` high, minus the origin.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    fn relative(a: &Tri4, b: &Tri4, k: usize, axis: usize, origin: f32) -> __m256 {
+        // SAFETY: each load reads the four floats of one `[f32; 4]` row, unaligned.
+        let row = unsafe { _mm256_loadu2_m128(b.v[k][axis].as_ptr(), a.v[k][axis].as_ptr()) };
+        _mm256_sub_ps(row, _mm256_set1_ps(origin))
+    }
+
+    /// Sheared x and y of vertex `k` of the eight triangles: `p[kx] + sx·p[kz]`, `p[ky] + sy·p[kz]`.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    fn sheared(a: &Tri4, b: &Tri4, k: usize, ray: &ShearRay) -> (__m256, __m256) {
+        let [kx, ky, kz] = ray.axes();
+        let pz = relative(a, b, k, kz, ray.origin[kz]);
+        let x = relative(a, b, k, kx, ray.origin[kx]);
+        let y = relative(a, b, k, ky, ray.origin[ky]);
+        (
+            _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(ray.sx), pz)),
+            _mm256_add_ps(y, _mm256_mul_ps(_mm256_set1_ps(ray.sy), pz)),
+        )
+    }
+
+    /// [`super::tri4_candidates`] of `a` (bits 0–3) and `b` (bits 4–7) in one pass.
+    #[inline]
+    #[target_feature(enable = "avx")]
+    pub fn tri8_candidates(a: &Tri4, b: &Tri4, ray: &ShearRay) -> u32 {
+        let (ax, ay) = sheared(a, b, 0, ray);
+        let (bx, by) = sheared(a, b, 1, ray);
+        let (cx, cy) = sheared(a, b, 2, ray);
+        let u = _mm256_sub_ps(_mm256_mul_ps(cx, by), _mm256_mul_ps(cy, bx));
+        let v = _mm256_sub_ps(_mm256_mul_ps(ax, cy), _mm256_mul_ps(ay, cx));
+        let w = _mm256_sub_ps(_mm256_mul_ps(bx, ay), _mm256_mul_ps(by, ax));
+        let zero = _mm256_setzero_ps();
+        let lt = |x| _mm256_cmp_ps::<_CMP_LT_OQ>(x, zero);
+        let gt = |x| _mm256_cmp_ps::<_CMP_GT_OQ>(x, zero);
+        let eq = |x| _mm256_cmp_ps::<_CMP_EQ_OQ>(x, zero);
+        let neg = _mm256_or_ps(_mm256_or_ps(lt(u), lt(v)), lt(w));
+        let pos = _mm256_or_ps(_mm256_or_ps(gt(u), gt(v)), gt(w));
+        let is_zero = _mm256_or_ps(_mm256_or_ps(eq(u), eq(v)), eq(w));
+        // Rejected: mixed signs and no zero.
+        let rejected = _mm256_andnot_ps(is_zero, _mm256_and_ps(neg, pos));
+        !(_mm256_movemask_ps(rejected) as u32) & 0xFF
+    }
+
+    /// Vertex `k` of the eight triangles relative to the origin, rows in the order `[kx, ky, kz]`.
+    /// Functions, always inlined, like [`tri8_hits`] and written out: as closures (or through
+    /// `array::map`) with run-time axes these loads can be left as calls, outside the AVX context,
+    /// each with its call overhead on the hot path.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn permuted(a: &Tri4, b: &Tri4, k: usize, ray: &ShearRay) -> [__m256; 3] {
+        let [kx, ky, kz] = ray.axes();
+        // SAFETY: the caller guarantees AVX.
+        unsafe {
+            [
+                row(a, b, k, kx, ray.origin[kx]),
+                row(a, b, k, ky, ray.origin[ky]),
+                row(a, b, k, kz, ray.origin[kz]),
+            ]
+        }
+    }
+
+    /// Row `axis` of vertex `k`, the lanes of `a` low and those of `b` high, minus `origin`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn row(a: &Tri4, b: &Tri4, k: usize, axis: usize, origin: f32) -> __m256 {
+        // SAFETY: the caller guarantees AVX; each load reads the four floats of one `[f32; 4]`
+        // row, unaligned.
+        unsafe {
+            let row = _mm256_loadu2_m128(b.v[k][axis].as_ptr(), a.v[k][axis].as_ptr());
+            _mm256_sub_ps(row, _mm256_set1_ps(origin))
+        }
+    }
+
+    /// [`super::tri_hits`] of the `lanes` of `a` (bits 0–3) and `b` (bits 4–7): the twin's steps
+    /// as lane masks.
+    /// Not a `#[target_feature]` function but always inlined, so that it becomes part of the AVX
+    /// traversal that calls it (a `#[target_feature]` function cannot be `#[inline(always)]`, and
+    /// one of this size is left a call, with a `vzeroupper` and the traversal's registers spilled
+    /// around it).
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    pub unsafe fn tri8_hits(a: &Tri4, b: &Tri4, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+        let sh = &ray.shear;
+        // SAFETY: the caller guarantees AVX.
+        unsafe {
+            let rows = [
+                permuted(a, b, 0, sh),
+                permuted(a, b, 1, sh),
+                permuted(a, b, 2, sh),
+            ];
+            hits_of_rows(rows, lanes, ray, t_max)
+        }
+    }
+
+    /// [`super::tri_rows`] of `a` (lanes 0–3) and `b` (lanes 4–7).
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    pub unsafe fn tri8_rows(a: &Tri4, b: &Tri4, shear: &ShearRay) -> TriRows {
+        let mut out = TriRows {
+            p: [[[0.0; 8]; 3]; 3],
+        };
+        // SAFETY: the caller guarantees AVX; each store writes the eight floats of one
+        // `[f32; 8]` row, aligned (`TriRows` is 32-byte aligned, each row 32 bytes).
+        unsafe {
+            for (k, vertex) in out.p.iter_mut().enumerate() {
+                let rows = permuted(a, b, k, shear);
+                for (dst, row) in vertex.iter_mut().zip(rows) {
+                    _mm256_store_ps(dst.as_mut_ptr(), row);
+                }
+            }
+        }
+        out
+    }
+
+    /// [`super::tri_hits_rows`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    pub unsafe fn tri8_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+        // SAFETY: the caller guarantees AVX; each load reads the eight floats of one `[f32; 8]`
+        // row, aligned (as in `tri8_rows`).
+        unsafe {
+            let load = |k: usize| rows.p[k].map(|row| _mm256_load_ps(row.as_ptr()));
+            hits_of_rows([load(0), load(1), load(2)], lanes, ray, t_max)
+        }
+    }
+
+    /// The watertight test from the three vertices' rows (relative to the origin, in the order
+    /// `[kx, ky, kz]`) on: the twin's steps as lane masks.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn hits_of_rows(
+        [pa, pb, pc]: [[__m256; 3]; 3],
+        lanes: u32,
+        ray: &HitRay,
+        t_max: f32,
+    ) -> TriHits {
+        // SAFETY: the caller guarantees AVX; each store writes the eight floats of one
+        // `[f32; 8]`, unaligned.
+        unsafe {
+            let sh = &ray.shear;
+            let (sx, sy) = (_mm256_set1_ps(sh.sx), _mm256_set1_ps(sh.sy));
+            let xy = |p: [__m256; 3]| {
+                (
+                    _mm256_add_ps(p[0], _mm256_mul_ps(sx, p[2])),
+                    _mm256_add_ps(p[1], _mm256_mul_ps(sy, p[2])),
+                )
+            };
+            let ((ax, ay), (bx, by), (cx, cy)) = (xy(pa), xy(pb), xy(pc));
+            let u = _mm256_sub_ps(_mm256_mul_ps(cx, by), _mm256_mul_ps(cy, bx));
+            let v = _mm256_sub_ps(_mm256_mul_ps(ax, cy), _mm256_mul_ps(ay, cx));
+            let w = _mm256_sub_ps(_mm256_mul_ps(bx, ay), _mm256_mul_ps(by, ax));
+            let zero = _mm256_setzero_ps();
+            let lt = |x| _mm256_cmp_ps::<_CMP_LT_OQ>(x, zero);
+            let gt = |x| _mm256_cmp_ps::<_CMP_GT_OQ>(x, zero);
+            let eq = |x| _mm256_cmp_ps::<_CMP_EQ_OQ>(x, zero);
+            let is_zero = _mm256_or_ps(_mm256_or_ps(eq(u), eq(v)), eq(w));
+            let neg = _mm256_or_ps(_mm256_or_ps(lt(u), lt(v)), lt(w));
+            let pos = _mm256_or_ps(_mm256_or_ps(gt(u), gt(v)), gt(w));
+            let rejected = if ray.cull_back {
+                neg
+            } else {
+                _mm256_and_ps(neg, pos)
+            };
+            // Most passes end here: the ray's line misses every triangle of the leaf (the
+            // prefilter's answer).
+            let all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+            let open = _mm256_movemask_ps(_mm256_or_ps(_mm256_andnot_ps(rejected, all), is_zero));
+            if open as u32 & lanes == 0 {
+                return TriHits::NONE;
+            }
+            let det = _mm256_add_ps(_mm256_add_ps(u, v), w);
+            let sz = _mm256_set1_ps(ray.sz);
+            let (az, bz, cz) = (
+                _mm256_mul_ps(sz, pa[2]),
+                _mm256_mul_ps(sz, pb[2]),
+                _mm256_mul_ps(sz, pc[2]),
+            );
+            let t_scaled = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(u, az), _mm256_mul_ps(v, bz)),
+                _mm256_mul_ps(w, cz),
+            );
+            let rcp = _mm256_div_ps(_mm256_set1_ps(1.0), det);
+            // |x| < ∞, false for NaN: `f32::is_finite`.
+            let abs = |x| _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
+            let finite = |x| _mm256_cmp_ps::<_CMP_LT_OQ>(abs(x), _mm256_set1_ps(f32::INFINITY));
+            let t = _mm256_mul_ps(t_scaled, rcp);
+            let in_range = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_set1_ps(ray.t_min)),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_set1_ps(t_max)),
+                ),
+                finite(t),
+            );
+            // Lanes that reach the reciprocal: no zero edge function, not rejected, det != 0.
+            let reached =
+                _mm256_andnot_ps(_mm256_or_ps(_mm256_or_ps(is_zero, rejected), eq(det)), all);
+            let rcp_finite = finite(rcp);
+            let undecided = _mm256_or_ps(is_zero, _mm256_andnot_ps(rcp_finite, reached));
+            let hit = _mm256_and_ps(_mm256_and_ps(reached, rcp_finite), in_range);
+            let mut out = TriHits {
+                hit: _mm256_movemask_ps(hit) as u32 & lanes,
+                undecided: _mm256_movemask_ps(undecided) as u32 & lanes,
+                ..TriHits::NONE
+            };
+            _mm256_storeu_ps(out.t.as_mut_ptr(), _mm256_and_ps(hit, t));
+            _mm256_storeu_ps(
+                out.u.as_mut_ptr(),
+                _mm256_and_ps(hit, _mm256_mul_ps(v, rcp)),
+            );
+            _mm256_storeu_ps(
+                out.v.as_mut_ptr(),
+                _mm256_and_ps(hit, _mm256_mul_ps(w, rcp)),
+            );
+            out
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
+mod sse {
+    //! SSE2 versions. SSE2 is part of the x86-64 baseline: every x86-64 CPU has it and the compiler
+    //! enables it for every x86-64 target, so calling these intrinsics is always sound; Rust still
+    //! asks for an `unsafe` block around `#[target_feature]` functions called from code without the
+    //! attribute, hence one block per routine.
+    use std::arch::x86_64::*;
+
+    use super::{ShearRay, Tri4};
+
+    #[inline(always)]
+    pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
+        // SAFETY: SSE2 is always available on x86-64 (see the module docs); every load reads the
+        // four floats of one `[f32; 4]` row of `tris`, unaligned.
+        unsafe {
+            let [kx, ky, kz] = ray.axes();
+            let sheared = |k: usize| {
+                let rel = |axis: usize| {
+                    _mm_sub_ps(
+                        _mm_loadu_ps(tris.v[k][axis].as_ptr()),
+                        _mm_set1_ps(ray.origin[axis]),
+                    )
+                };
+                let pz = rel(kz);
+                (
+                    _mm_add_ps(rel(kx), _mm_mul_ps(_mm_set1_ps(ray.sx), pz)),
+                    _mm_add_ps(rel(ky), _mm_mul_ps(_mm_set1_ps(ray.sy), pz)),
+                )
+            };
+            let (ax, ay) = sheared(0);
+            let (bx, by) = sheared(1);
+            let (cx, cy) = sheared(2);
+            let u = _mm_sub_ps(_mm_mul_ps(cx, by), _mm_mul_ps(cy, bx));
+            let v = _mm_sub_ps(_mm_mul_ps(ax, cy), _mm_mul_ps(ay, cx));
+            let w = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
+            let zero = _mm_setzero_ps();
+            let neg = _mm_or_ps(
+                _mm_or_ps(_mm_cmplt_ps(u, zero), _mm_cmplt_ps(v, zero)),
+                _mm_cmplt_ps(w, zero),
+            );
+            let pos = _mm_or_ps(
+                _mm_or_ps(_mm_cmpgt_ps(u, zero), _mm_cmpgt_ps(v, zero)),
+                _mm_cmpgt_ps(w, zero),
+            );
+            let is_zero = _mm_or_ps(
+                _mm_or_ps(_mm_cmpeq_ps(u, zero), _mm_cmpeq_ps(v, zero)),
+                _mm_cmpeq_ps(w, zero),
+            );
+            // Rejected: mixed signs and no zero.
+            let rejected = _mm_andnot_ps(is_zero, _mm_and_ps(neg, pos));
+            !(_mm_movemask_ps(rejected) as u32) & 0xF
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+    use crate::simd::test_support::*;
+
+    #[test]
+    fn tri4_candidates_equal_their_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(14);
+        let mut kept = 0u32;
+        for _ in 0..100_000 {
+            let blocks = [random_block(&mut rng), random_block(&mut rng)];
+            let ray = random_shear(&mut rng);
+            let one = tri4_candidates(&blocks[0], &ray);
+            assert_eq!(
+                one,
+                tri4_candidates_scalar(&blocks[0], &ray),
+                "{blocks:?} {ray:?}"
+            );
+            // One block and two (8 lanes in one AVX pass where the CPU has it).
+            assert_eq!(tri_candidates(&blocks[..1], &ray), one);
+            let two = tri_candidates(&blocks, &ray);
+            assert_eq!(
+                two,
+                tri_candidates_scalar(&blocks, &ray),
+                "{blocks:?} {ray:?}"
+            );
+            assert_eq!(two & 0xF, one);
+            kept += two.count_ones();
+        }
+        // Not a vacuous comparison: both answers occur often.
+        assert!(
+            (100_000..700_000).contains(&kept),
+            "{kept} lanes kept of 800000"
+        );
+    }
+
+    /// A random origin, one of the six axis permutations and random shears.
+    fn random_shear(rng: &mut Pcg64) -> ShearRay {
+        const PERMUTATIONS: [[usize; 3]; 6] = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        ShearRay {
+            origin: [0; 3].map(|_| float(rng)),
+            axes: PERMUTATIONS[rng.gen_range(0..6)],
+            sx: float(rng),
+            sy: float(rng),
+        }
+    }
+
+    fn random_block(rng: &mut Pcg64) -> Tri4 {
+        let mut tris = Tri4::ZERO;
+        for k in 0..3 {
+            for axis in 0..3 {
+                for lane in 0..LANES {
+                    tris.v[k][axis][lane] = float(rng);
+                }
+            }
+        }
+        if rng.gen_bool(0.3) {
+            // Shared vertices produce exact zeros.
+            let lane = rng.gen_range(0..LANES);
+            for axis in 0..3 {
+                tris.v[1][axis][lane] = tris.v[0][axis][lane];
+            }
+        }
+        tris
+    }
+
+    /// `N` random triangles at one random scale (1e-6 to 1e6), a share `collapsed` of them with
+    /// two equal vertices, and the origin and the target (one of their vertices) of a ray aimed at
+    /// them: the cases of the triangle tests against the scalar kernel.
+    fn aimed_case<const N: usize>(
+        rng: &mut Pcg64,
+        collapsed: f64,
+    ) -> ([[glam::Vec3; 3]; N], glam::Vec3, glam::Vec3) {
+        let scale = 10f32.powf(rng.gen_range(-6.0..6.0));
+        let mut p = || {
+            glam::Vec3::new(
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+            ) * scale
+        };
+        let mut list = [[glam::Vec3::ZERO; 3]; N];
+        for t in list.iter_mut() {
+            *t = [p(), p(), p()];
+        }
+        let origin = p() * 3.0;
+        for t in list.iter_mut() {
+            if rng.gen_bool(collapsed) {
+                t[2] = t[0];
+            }
+        }
+        let target = list[rng.gen_range(0..N)][rng.gen_range(0..3)];
+        (list, origin, target)
+    }
+
+    /// `list` in blocks of four, triangle `k` in lane `k % 4` of block `k / 4`.
+    fn packed(list: &[[glam::Vec3; 3]]) -> Vec<Tri4> {
+        let mut blocks = vec![Tri4::ZERO; list.len().div_ceil(LANES)];
+        for (k, t) in list.iter().enumerate() {
+            blocks[k / LANES].set(k % LANES, *t);
+        }
+        blocks
+    }
+
+    /// `hit`, `undecided`, and the bits of `t`, `u`, `v` on hit lanes (the only meaningful ones).
+    fn hits_key(h: &TriHits) -> (u32, u32, Vec<[u32; 3]>) {
+        let lanes = (0..8)
+            .filter(|&k| h.hit >> k & 1 != 0)
+            .map(|k| [h.t[k].to_bits(), h.u[k].to_bits(), h.v[k].to_bits()])
+            .collect();
+        (h.hit, h.undecided, lanes)
+    }
+
+    #[test]
+    fn tri_hits_equal_their_scalar_twin() {
+        let mut rng = Pcg64::seed_from_u64(16);
+        let (mut hit, mut undecided) = (0u32, 0u32);
+        for i in 0..100_000 {
+            let blocks = [random_block(&mut rng), random_block(&mut rng)];
+            let ray = HitRay {
+                shear: random_shear(&mut rng),
+                sz: float(&mut rng),
+                t_min: if i % 3 == 0 { 0.0 } else { float(&mut rng) },
+                cull_back: rng.gen_bool(0.5),
+            };
+            let t_max = if i % 3 == 0 {
+                f32::INFINITY
+            } else {
+                float(&mut rng)
+            };
+            for n in 1..=2 {
+                // Every block's lanes, and a leaf that ends inside the last block.
+                let live = 1 + rng.gen_range(0..LANES * n);
+                // The rows shared by a packet's rays: the same bits in SIMD and twin, and the
+                // same answers from them as from the blocks.
+                let rows = tri_rows(&blocks[..n], &ray.shear);
+                let rows_twin = tri_rows_scalar(&blocks[..n], &ray.shear);
+                let bits = |r: &TriRows| r.p.map(|k| k.map(|row| row.map(f32::to_bits)));
+                assert_eq!(bits(&rows), bits(&rows_twin), "{blocks:?} {ray:?}");
+                for lanes in [(1u32 << (LANES * n)) - 1, (1 << live) - 1] {
+                    let simd = tri_hits(&blocks[..n], lanes, &ray, t_max);
+                    let twin = tri_hits_scalar(&blocks[..n], lanes, &ray, t_max);
+                    assert_eq!(
+                        hits_key(&simd),
+                        hits_key(&twin),
+                        "{blocks:?} {lanes:b} {ray:?} {t_max}"
+                    );
+                    assert_eq!((simd.hit | simd.undecided) & !lanes, 0);
+                    let from_rows = tri_hits_rows(&rows, lanes, &ray, t_max);
+                    let from_rows_twin = tri_hits_rows_scalar(&rows, lanes, &ray, t_max);
+                    assert_eq!(
+                        hits_key(&from_rows),
+                        hits_key(&simd),
+                        "{blocks:?} {lanes:b}"
+                    );
+                    assert_eq!(hits_key(&from_rows_twin), hits_key(&simd), "{blocks:?}");
+                }
+            }
+            let two = tri_hits_scalar(&blocks, 0xFF, &ray, t_max);
+            hit += two.hit.count_ones();
+            undecided += two.undecided.count_ones();
+        }
+        // Not a vacuous comparison: hits and undecided lanes both occur.
+        assert!(
+            hit > 2_000 && undecided > 10_000,
+            "{hit} hits, {undecided} undecided"
+        );
+    }
+
+    #[test]
+    fn tri_hits_decide_as_the_scalar_kernel() {
+        // Every decided lane: a hit with the same t, u, v bits as `WatertightRay::intersect`, or a
+        // miss of it. Degenerate triangles (zero area, which the kernel rejects by an f64 check)
+        // are stored collapsed to a point by the meshes, which makes every edge function 0:
+        // undecided; here they are left out of the comparison when decided.
+        use crate::geom::triangle::{is_degenerate, Culling, EdgeRule, WatertightRay};
+        use crate::Ray;
+        let mut rng = Pcg64::seed_from_u64(17);
+        let (mut hits, mut decided_misses) = (0usize, 0usize);
+        for _ in 0..50_000 {
+            let (list, origin, target) = aimed_case::<{ 2 * LANES }>(&mut rng, 0.1);
+            let blocks = packed(&list);
+            let ray = Ray::new(origin, target - origin).with_range(
+                if rng.gen_bool(0.5) { 0.0 } else { 0.5 },
+                if rng.gen_bool(0.5) {
+                    f32::INFINITY
+                } else {
+                    1.5
+                },
+            );
+            let culling = if rng.gen_bool(0.5) {
+                Culling::Back
+            } else {
+                Culling::None
+            };
+            let wray = WatertightRay::new(&ray);
+            let decided = tri_hits(&blocks, 0xFF, &HitRay::of(&wray, culling), ray.t_max);
+            for (k, [a, b, c]) in list.iter().enumerate() {
+                if decided.undecided >> k & 1 != 0 || is_degenerate(*a, *b, *c) {
+                    continue;
+                }
+                let kernel = wray.intersect(*a, *b, *c, culling, EdgeRule::Closed);
+                let simd = (decided.hit >> k & 1 != 0)
+                    .then(|| [decided.t[k], decided.u[k], decided.v[k]].map(f32::to_bits));
+                assert_eq!(
+                    simd,
+                    kernel.map(|h| [h.t, h.u, h.v].map(f32::to_bits)),
+                    "{:?} {ray:?} {culling:?}",
+                    [a, b, c]
+                );
+                hits += usize::from(kernel.is_some());
+                decided_misses += usize::from(kernel.is_none());
+            }
+        }
+        assert!(
+            hits > 20_000 && decided_misses > 100_000,
+            "{hits} hits, {decided_misses} misses"
+        );
+    }
+
+    #[test]
+    fn tri4_keeps_every_triangle_the_kernel_hits() {
+        // The prefilter may keep misses but never drops a hit of the scalar watertight kernel.
+        use crate::geom::triangle::{Culling, EdgeRule, WatertightRay};
+        use crate::Ray;
+        let mut rng = Pcg64::seed_from_u64(15);
+        let mut kept_misses = 0usize;
+        let mut hits = 0usize;
+        for _ in 0..50_000 {
+            let (list, origin, target) = aimed_case::<LANES>(&mut rng, 0.2);
+            let tris = packed(&list)[0];
+            let ray = Ray::new(origin, target - origin);
+            let wray = WatertightRay::new(&ray);
+            let mask = tri4_candidates(&tris, &ShearRay::of(&wray));
+            for (lane, t) in list.iter().enumerate() {
+                let hit = wray
+                    .intersect(t[0], t[1], t[2], Culling::None, EdgeRule::Closed)
+                    .is_some();
+                hits += usize::from(hit);
+                assert!(
+                    !hit || mask & (1 << lane) != 0,
+                    "lane {lane} dropped: {t:?} {ray:?}"
+                );
+                kept_misses += usize::from(!hit && mask & (1 << lane) != 0);
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
+        // It does reject most misses (otherwise it would be useless).
+        assert!(kept_misses < 50_000, "{kept_misses}");
+    }
+}
