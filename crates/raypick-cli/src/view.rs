@@ -38,14 +38,24 @@ pub enum ViewError {
     Camera(#[from] CameraError),
 }
 
-/// The camera for a `width × height` image: `spec` when given, else one that frames `scene` (or the
-/// demo's objects when `demo`).
+/// What the automatic camera frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// The scene's bounds, seen along [`DEFAULT_VIEW_DIR`].
+    Scene,
+    /// The demo scene's objects ([`crate::demo::DEMO_FRAME`], not the whole ground plane), seen
+    /// along [`DEMO_VIEW_DIR`].
+    Demo,
+}
+
+/// The camera for a `width × height` image: `spec` when given, else one that frames `scene` as
+/// `framing` says.
 pub fn make_camera(
     scene: &Scene,
     (width, height): (u32, u32),
     clip: ClipSpace,
     spec: Option<CameraSpec>,
-    demo: bool,
+    framing: Framing,
 ) -> Result<Camera, ViewError> {
     let viewport = Viewport::new(width as f32, height as f32);
     match spec {
@@ -75,10 +85,9 @@ pub fn make_camera(
             )?)
         }
         None => {
-            let (dir, bounds) = if demo {
-                (DEMO_VIEW_DIR, crate::demo::DEMO_FRAME)
-            } else {
-                (DEFAULT_VIEW_DIR, scene.bounds())
+            let (dir, bounds) = match framing {
+                Framing::Demo => (DEMO_VIEW_DIR, crate::demo::DEMO_FRAME),
+                Framing::Scene => (DEFAULT_VIEW_DIR, scene.bounds()),
             };
             if bounds.is_empty() {
                 return Err(ViewError::EmptyScene);

@@ -10,6 +10,7 @@ use predicates::prelude::*;
 use raypick::camera::ClipSpace;
 use raypick::{QueryOptions, Ray};
 use raypick_cli::render::{render, Image, Mode};
+use raypick_cli::view::Framing;
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -80,7 +81,8 @@ fn pick_matches_the_library() {
         ("vulkan", ClipSpace::Vulkan),
     ] {
         let camera =
-            raypick_cli::view::make_camera(&loaded.scene, (320, 240), clip, None, false).unwrap();
+            raypick_cli::view::make_camera(&loaded.scene, (320, 240), clip, None, Framing::Scene)
+                .unwrap();
         for (x, y) in [(160u32, 120u32), (150, 100), (10, 10), (200, 150)] {
             let text = stdout_of(
                 raypick()
@@ -222,9 +224,14 @@ fn golden_prim_id_images() {
 #[test]
 fn render_modes_and_highlight() {
     let model = raypick_cli::demo::demo_scene().unwrap();
-    let camera =
-        raypick_cli::view::make_camera(&model.scene, (64, 48), ClipSpace::OpenGl, None, true)
-            .unwrap();
+    let camera = raypick_cli::view::make_camera(
+        &model.scene,
+        (64, 48),
+        ClipSpace::OpenGl,
+        None,
+        Framing::Demo,
+    )
+    .unwrap();
     let (ids, stats) = render(&model.scene, &camera, Mode::PrimId, None, |_| {});
     assert_eq!(stats.rays, 64 * 48);
     // Every pixel's colour agrees with an independent pick through its centre: black exactly on misses.
@@ -311,6 +318,15 @@ fn test_rays(scene: &raypick::Scene, n: usize) -> Vec<Ray> {
         .collect()
 }
 
+/// The floats of a `.rays` file: `ox oy oz dx dy dz` per ray.
+fn ray_rows(rays: &[Ray]) -> impl Iterator<Item = f32> + '_ {
+    rays.iter().flat_map(|r| {
+        [
+            r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z,
+        ]
+    })
+}
+
 /// `raypick cast` writes exactly what the library's batch API returns, in input order.
 #[test]
 fn cast_equals_the_batch_api() {
@@ -319,15 +335,7 @@ fn cast_equals_the_batch_api() {
     let rays = test_rays(&loaded.scene, 2000);
     let dir = tempfile::tempdir().unwrap();
     let rays_path = dir.path().join("r.rays");
-    let bytes: Vec<u8> = rays
-        .iter()
-        .flat_map(|r| {
-            [
-                r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z,
-            ]
-        })
-        .flat_map(f32::to_le_bytes)
-        .collect();
+    let bytes: Vec<u8> = ray_rows(&rays).flat_map(f32::to_le_bytes).collect();
     std::fs::write(&rays_path, bytes).unwrap();
     let expect = loaded
         .scene
@@ -418,15 +426,7 @@ fn cast_equals_the_batch_api() {
 
     // .npy input (float64, N×6) gives the same answer.
     let npy_path = dir.path().join("r.npy");
-    let flat: Vec<f64> = rays
-        .iter()
-        .flat_map(|r| {
-            [
-                r.origin.x, r.origin.y, r.origin.z, r.dir.x, r.dir.y, r.dir.z,
-            ]
-        })
-        .map(f64::from)
-        .collect();
+    let flat: Vec<f64> = ray_rows(&rays).map(f64::from).collect();
     {
         use npyz::WriterBuilder;
         let mut f = std::fs::File::create(&npy_path).unwrap();

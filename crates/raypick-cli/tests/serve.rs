@@ -10,7 +10,7 @@ use glam::{Vec2, Vec3};
 use raypick::camera::{ClipSpace, Orbit};
 use raypick_cli::demo::{demo_scene, NamedScene};
 use raypick_cli::render::{render, Highlight, Image, Mode};
-use raypick_cli::view::{make_camera, CameraSpec};
+use raypick_cli::view::{make_camera, CameraSpec, Framing};
 
 const BUNNY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -138,14 +138,21 @@ impl View {
     }
 
     /// The camera the server must build: `raypick pick --camera EYE,TARGET,0,1,0,FOV`.
-    fn camera(&self, model: &NamedScene, demo: bool) -> raypick::camera::Camera {
+    fn camera(&self, model: &NamedScene, framing: Framing) -> raypick::camera::Camera {
         let spec = CameraSpec {
             eye: self.orbit.eye(),
             target: self.orbit.target,
             up: Vec3::Y,
             fov_deg: self.fov,
         };
-        make_camera(&model.scene, self.size, ClipSpace::OpenGl, Some(spec), demo).unwrap()
+        make_camera(
+            &model.scene,
+            self.size,
+            ClipSpace::OpenGl,
+            Some(spec),
+            framing,
+        )
+        .unwrap()
     }
 }
 
@@ -172,11 +179,11 @@ fn f32_of(v: &serde_json::Value) -> f32 {
 fn assert_picks_match(
     server: &Server,
     model: &NamedScene,
-    demo: bool,
+    framing: Framing,
     view: View,
     pixels: &[Vec2],
 ) -> usize {
-    let camera = view.camera(model, demo);
+    let camera = view.camera(model, framing);
     let mut hits = 0;
     for &px in pixels {
         let r = server.json(&format!("/api/pick?{}&x={}&y={}", view.query(), px.x, px.y));
@@ -334,17 +341,17 @@ fn demo_picks_and_frames_equal_the_library() {
     let s = Server::start(None);
     let model = demo_scene().unwrap();
     let view = view_from_scene_info(&s.json("/api/scene"), (160, 120));
-    let hits = assert_picks_match(&s, &model, true, view, &grid(160, 120, 9));
+    let hits = assert_picks_match(&s, &model, Framing::Demo, view, &grid(160, 120, 9));
     assert!(hits >= 30, "{hits} hits");
     // A turned, panned view that shows instances.
     let mut turned = view;
     turned.orbit.rotate(2.2, -0.2);
     turned.orbit.target += Vec3::new(0.5, 0.0, -1.0);
     turned.orbit.zoom(0.7);
-    assert_picks_match(&s, &model, true, turned, &grid(160, 120, 9));
+    assert_picks_match(&s, &model, Framing::Demo, turned, &grid(160, 120, 9));
 
     // The frame is the library's render of the same camera, highlight included.
-    let camera = view.camera(&model, true);
+    let camera = view.camera(&model, Framing::Demo);
     let px = Vec2::new(80.5, 60.5);
     let picked = raypick::camera::pick(&model.scene, &camera, px).expect("the centre hits");
     let hl = Highlight::of(&picked.hit);
@@ -368,7 +375,7 @@ fn demo_picks_and_frames_equal_the_library() {
     let (_, _, png) = s.get(&format!("/render?{}&mode=prim-id", turned.query()));
     let (expected, _) = render(
         &model.scene,
-        &turned.camera(&model, true),
+        &turned.camera(&model, Framing::Demo),
         Mode::PrimId,
         None,
         |_| {},
@@ -385,7 +392,7 @@ fn bunny_picks_equal_the_library() {
         names: loaded.geometry_names,
     };
     let view = view_from_scene_info(&s.json("/api/scene"), (640, 480));
-    let hits = assert_picks_match(&s, &model, false, view, &grid(640, 480, 12));
+    let hits = assert_picks_match(&s, &model, Framing::Scene, view, &grid(640, 480, 12));
     assert!(hits >= 20, "{hits} hits");
 }
 
@@ -493,7 +500,7 @@ fn headlight_frames_are_the_picks_shaded() {
     let model = demo_scene().unwrap();
     let mut view = view_from_scene_info(&s.json("/api/scene"), (96, 72));
     view.orbit.rotate(1.3, 0.1);
-    let camera = view.camera(&model, true);
+    let camera = view.camera(&model, Framing::Demo);
     let picked = raypick::camera::pick(&model.scene, &camera, Vec2::new(48.5, 36.5)).unwrap();
     let hl = Highlight::of(&picked.hit);
     let hl_param = format!(
@@ -522,7 +529,7 @@ fn headlight_frames_are_the_picks_shaded() {
         let (_, _, png) = s.get(&format!("/render?{}", v.query()));
         assert_eq!(
             Image::from_png(&png).unwrap(),
-            headlight_reference(&model, &v.camera(&model, true), None),
+            headlight_reference(&model, &v.camera(&model, Framing::Demo), None),
             "target {target}, distance {distance}"
         );
     }

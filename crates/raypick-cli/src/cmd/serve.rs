@@ -32,12 +32,13 @@ use axum::Router;
 use glam::{Vec2, Vec3};
 use raypick::camera::orbit::PITCH_LIMIT;
 use raypick::camera::{Camera, ClipSpace, Orbit};
-use raypick::Hit;
 use raypick_cli::demo::{NamedScene, DEMO_FRAME};
 use raypick_cli::render::{render, Highlight, Image, Mode};
 use raypick_cli::view::{
-    make_camera, CameraSpec, DEFAULT_FOV_DEG, DEFAULT_VIEW_DIR, DEMO_VIEW_DIR,
+    make_camera, CameraSpec, Framing, DEFAULT_FOV_DEG, DEFAULT_VIEW_DIR, DEMO_VIEW_DIR,
 };
+
+use crate::cmd::{framing_of, hit_json, load_model, vec3_json};
 use tokio::sync::Semaphore;
 
 mod frame;
@@ -58,9 +59,9 @@ const MAX_COORD: f32 = 1e7;
 /// Range of the vertical field of view accepted, degrees.
 const FOV_RANGE: (f32, f32) = (1.0, 170.0);
 
-const INDEX_HTML: &str = include_str!("../assets/index.html");
-const APP_JS: &str = include_str!("../assets/app.js");
-const STYLE_CSS: &str = include_str!("../assets/style.css");
+const INDEX_HTML: &str = include_str!("../../assets/index.html");
+const APP_JS: &str = include_str!("../../assets/app.js");
+const STYLE_CSS: &str = include_str!("../../assets/style.css");
 
 /// Options of `raypick serve`.
 #[derive(clap::Args)]
@@ -78,14 +79,14 @@ pub struct ServeArgs {
 struct AppState {
     model: NamedScene,
     label: String,
-    demo: bool,
+    framing: Framing,
     renders: Arc<Semaphore>,
     queued: AtomicUsize,
 }
 
 /// Loads the model and serves it until interrupted.
 pub fn run(args: ServeArgs) -> Result<()> {
-    let model = crate::load_model(args.model.as_deref())?;
+    let model = load_model(args.model.as_deref())?;
     if model.scene.bounds().is_empty() {
         anyhow::bail!("the scene is empty: nothing to show");
     }
@@ -99,7 +100,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let state = Arc::new(AppState {
         model,
         label,
-        demo: args.model.is_none(),
+        framing: framing_of(args.model.as_deref()),
         renders: Arc::new(Semaphore::new(MAX_RENDERS)),
         queued: AtomicUsize::new(0),
     });
@@ -296,13 +297,13 @@ impl ViewParams {
         }
     }
 
-    fn camera(&self, model: &NamedScene, demo: bool) -> Result<Camera, ApiError> {
+    fn camera(&self, model: &NamedScene, framing: Framing) -> Result<Camera, ApiError> {
         make_camera(
             &model.scene,
             (self.width, self.height),
             ClipSpace::OpenGl,
             Some(self.spec()),
-            demo,
+            framing,
         )
         .map_err(|e| ApiError::bad(format!("{e}")))
     }
@@ -409,7 +410,7 @@ async fn render_frame(
     let mode = parse_mode(params.get("mode"))?;
     let highlight = parse_highlight(params.get("hl"))?;
     // Build the camera before queueing, so a degenerate one is a 400 and not a wasted slot.
-    let camera = view.camera(&state.model, state.demo)?;
+    let camera = view.camera(&state.model, state.framing)?;
     let permit = render_slot(&state).await?;
     let st = Arc::clone(&state);
     let (png, render_ms, encode_ms) = tokio::task::spawn_blocking(move || {
@@ -442,24 +443,6 @@ async fn render_frame(
     Ok(resp)
 }
 
-fn vec3_json(v: Vec3) -> serde_json::Value {
-    serde_json::json!([v.x, v.y, v.z])
-}
-
-fn hit_json(model: &NamedScene, hit: &Hit) -> serde_json::Value {
-    serde_json::json!({
-        "object": model.name_of(hit),
-        "geometry": hit.geom,
-        "instance": hit.instance,
-        "triangle": hit.prim,
-        "t": hit.t,
-        "point": vec3_json(hit.point),
-        "normal": vec3_json(hit.normal),
-        "u": hit.u,
-        "v": hit.v,
-    })
-}
-
 async fn pick(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
@@ -472,7 +455,7 @@ async fn pick(
         params.f32_in("x", 0.0, view.width as f32)?,
         params.f32_in("y", 0.0, view.height as f32)?,
     );
-    let camera = view.camera(&state.model, state.demo)?;
+    let camera = view.camera(&state.model, state.framing)?;
     // One ray through the BVH: microseconds, so it runs on the async thread.
     let t0 = Instant::now();
     let picked = raypick::camera::pick(&state.model.scene, &camera, pixel);
@@ -496,10 +479,9 @@ async fn pick(
 /// The orbit that frames the model like `raypick render` without `--camera`, for a square image
 /// (the narrower field of view of any wider image is the same).
 fn initial_orbit(state: &AppState) -> Orbit {
-    let (dir, bounds) = if state.demo {
-        (DEMO_VIEW_DIR, DEMO_FRAME)
-    } else {
-        (DEFAULT_VIEW_DIR, state.model.scene.bounds())
+    let (dir, bounds) = match state.framing {
+        Framing::Demo => (DEMO_VIEW_DIR, DEMO_FRAME),
+        Framing::Scene => (DEFAULT_VIEW_DIR, state.model.scene.bounds()),
     };
     let mut orbit = Orbit::framing(bounds, DEFAULT_FOV_DEG.to_radians(), 1.0);
     let to_eye = -dir.normalize();

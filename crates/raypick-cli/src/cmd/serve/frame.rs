@@ -120,7 +120,7 @@ pub fn render_headlight(scene: &Scene, camera: &Camera, highlight: Option<Highli
 mod tests {
     use super::*;
     use raypick::camera::{ClipSpace, Orbit};
-    use raypick_cli::view::{make_camera, CameraSpec};
+    use raypick_cli::view::{make_camera, CameraSpec, Framing};
 
     fn camera_at(scene: &Scene, target: Vec3, distance: f32) -> Camera {
         let mut orbit = Orbit::new(target, distance);
@@ -131,7 +131,14 @@ mod tests {
             up: Vec3::Y,
             fov_deg: 45.0,
         };
-        make_camera(scene, (200, 100), ClipSpace::OpenGl, Some(spec), false).unwrap()
+        make_camera(
+            scene,
+            (200, 100),
+            ClipSpace::OpenGl,
+            Some(spec),
+            Framing::Scene,
+        )
+        .unwrap()
     }
 
     #[test]

@@ -46,7 +46,18 @@ fn time(n: usize, runs: usize, mut f: impl FnMut() -> usize) -> (f64, usize) {
     (median(samples), hits)
 }
 
-pub fn run(quick: bool) -> Result<()> {
+/// How much `raypick bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effort {
+    /// A million rays per kernel, seven runs each.
+    Full,
+    /// Few rays and runs: a smoke test that every kernel runs.
+    Quick,
+}
+
+/// Times every kernel and the demo scene's queries, and prints the figures.
+pub fn run(effort: Effort) -> Result<()> {
+    let quick = effort == Effort::Quick;
     let n = if quick { 20_000 } else { 1_000_000 };
     let runs = if quick { 3 } else { 7 };
     let mut rng = Rng(7);
@@ -153,53 +164,31 @@ pub fn run(quick: bool) -> Result<()> {
     println!("{:<36} {:>10} {:>8}", "query", "Mrays/s", "hits");
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let m = primary.len();
+    let closest = || {
+        model
+            .scene
+            .intersect_batch(&primary, &opts)
+            .iter()
+            .filter(|h| h.is_some())
+            .count()
+    };
+    let any = || {
+        model
+            .scene
+            .occluded_batch(&primary, &opts)
+            .iter()
+            .filter(|&&o| o)
+            .count()
+    };
     row(
         "closest hit, 1 thread",
-        one.install(|| {
-            time(m, runs, || {
-                model
-                    .scene
-                    .intersect_batch(&primary, &opts)
-                    .iter()
-                    .filter(|h| h.is_some())
-                    .count()
-            })
-        }),
+        one.install(|| time(m, runs, closest)),
     );
-    row(
-        "any hit, 1 thread",
-        one.install(|| {
-            time(m, runs, || {
-                model
-                    .scene
-                    .occluded_batch(&primary, &opts)
-                    .iter()
-                    .filter(|&&o| o)
-                    .count()
-            })
-        }),
-    );
+    row("any hit, 1 thread", one.install(|| time(m, runs, any)));
     row(
         &format!("closest hit, {threads} threads"),
-        time(m, runs, || {
-            model
-                .scene
-                .intersect_batch(&primary, &opts)
-                .iter()
-                .filter(|h| h.is_some())
-                .count()
-        }),
+        time(m, runs, closest),
     );
-    row(
-        &format!("any hit, {threads} threads"),
-        time(m, runs, || {
-            model
-                .scene
-                .occluded_batch(&primary, &opts)
-                .iter()
-                .filter(|&&o| o)
-                .count()
-        }),
-    );
+    row(&format!("any hit, {threads} threads"), time(m, runs, any));
     Ok(())
 }

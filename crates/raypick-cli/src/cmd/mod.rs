@@ -1,0 +1,131 @@
+//! One module per subcommand, and what several of them share (loading a model, the camera, how a
+//! hit is printed).
+//!
+//! | module | subcommand |
+//! |---|---|
+//! | [`demo`] | `raypick demo`: the built-in scene rendered, a few picks printed |
+//! | [`pick`] | `raypick pick`: what is under one pixel |
+//! | [`render`] | `raypick render`: a ray-cast image |
+//! | [`cast`] | `raypick cast`: a batch of rays from a file, hits to `.npz` |
+//! | [`info`] | `raypick info`: geometries, bounds, BVH statistics |
+//! | [`bench`] | `raypick bench`: kernel and query timings |
+//! | [`serve`] | `raypick serve`: the browser viewer |
+
+pub mod bench;
+pub mod cast;
+pub mod demo;
+pub mod info;
+pub mod pick;
+pub mod render;
+pub mod serve;
+
+use std::path::Path;
+
+use anyhow::{anyhow, Context, Result};
+use glam::Vec3;
+use raypick::{Hit, Scene};
+use raypick_cli::demo::{demo_scene, NamedScene};
+use raypick_cli::view::Framing;
+
+use crate::args::ViewArgs;
+
+/// How a subcommand prints its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Lines for a person.
+    Text,
+    /// One pretty-printed JSON document.
+    Json,
+}
+
+impl Output {
+    /// The `--json` flag as an output kind.
+    pub fn from_json_flag(json: bool) -> Self {
+        if json {
+            Self::Json
+        } else {
+            Self::Text
+        }
+    }
+}
+
+/// A model file loaded, or the demo scene when `path` is `None`.
+pub fn load_model(path: Option<&Path>) -> Result<NamedScene> {
+    match path {
+        None => demo_scene().context("building the demo scene"),
+        Some(path) => {
+            let loaded = raypick_io::load(path).map_err(|e| anyhow!("{e}"))?;
+            Ok(NamedScene {
+                scene: loaded.scene,
+                names: loaded.geometry_names,
+            })
+        }
+    }
+}
+
+/// How the automatic camera frames a model loaded from `path` (`None`: the demo scene).
+pub fn framing_of(path: Option<&Path>) -> Framing {
+    match path {
+        None => Framing::Demo,
+        Some(_) => Framing::Scene,
+    }
+}
+
+/// The camera of `view` for `scene` (framed as `framing` says when `view` has no explicit camera).
+pub fn make_camera(
+    scene: &Scene,
+    view: &ViewArgs,
+    framing: Framing,
+) -> Result<raypick::camera::Camera> {
+    Ok(raypick_cli::view::make_camera(
+        scene,
+        view.size,
+        view.convention.clip_space(),
+        view.camera,
+        framing,
+    )?)
+}
+
+/// A vector as `(x, y, z)` with six decimals.
+pub fn fmt_vec(v: Vec3) -> String {
+    format!("({:.6}, {:.6}, {:.6})", v.x, v.y, v.z)
+}
+
+/// A vector as a JSON array `[x, y, z]`.
+pub fn vec3_json(v: Vec3) -> serde_json::Value {
+    serde_json::json!([v.x, v.y, v.z])
+}
+
+/// A hit as JSON, as `pick --json` and the viewer's `/api/pick` print it.
+pub fn hit_json(model: &NamedScene, hit: &Hit) -> serde_json::Value {
+    serde_json::json!({
+        "object": model.name_of(hit),
+        "geometry": hit.geom,
+        "instance": hit.instance,
+        "triangle": hit.prim,
+        "t": hit.t,
+        "point": vec3_json(hit.point),
+        "normal": vec3_json(hit.normal),
+        "u": hit.u,
+        "v": hit.v,
+    })
+}
+
+/// A hit as indented lines.
+pub fn print_hit(model: &NamedScene, hit: &Hit) {
+    let instance = hit
+        .instance
+        .map_or_else(|| "-".to_string(), |i| i.to_string());
+    println!("  object      {}", model.name_of(hit));
+    println!(
+        "  geometry    {}   instance {}   primitive {}",
+        hit.geom, instance, hit.prim
+    );
+    println!("  distance    {:.6}", hit.t);
+    println!("  point       {}", fmt_vec(hit.point));
+    println!("  normal      {}", fmt_vec(hit.normal));
+    println!(
+        "  barycentric u = {:.6}, v = {:.6} (weights of v1, v2)",
+        hit.u, hit.v
+    );
+}
