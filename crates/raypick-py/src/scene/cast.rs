@@ -1,0 +1,310 @@
+//! The Open3D-style batch queries: `cast_rays`, `test_occlusions`, `count_intersections` and
+//! `list_intersections`, on all cores or on `nthreads` threads.
+
+use std::sync::atomic::AtomicU32;
+
+use glam::Vec3;
+use numpy::{PyArrayDyn, PyArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+use raypick::{Hit, QueryOptions, Ray};
+
+use super::state::Built;
+use super::{PyScene, INVALID_ID};
+use crate::arrays::{pooled, put, read_floats, read_rows, to_numpy, value, Floats};
+use crate::threads;
+
+/// Rays from an `(..., 6)` array: origin, direction, `t ∈ [t_min, t_max]`.
+pub(super) fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
+    f.data
+        .chunks_exact(6)
+        .map(|c| ray_at(c, t_min, t_max))
+        .collect()
+}
+
+/// The ray of the six floats of `c` (origin, direction; see [`crate::arrays::FloatRows`]) over
+/// `[t_min, t_max]`.
+pub(super) fn ray_of(c: &[AtomicU32], t_min: f32, t_max: f32) -> Ray {
+    ray_at(&[0, 1, 2, 3, 4, 5].map(|i| value(c, i)), t_min, t_max)
+}
+
+/// The ray of six floats (origin, direction) over `[t_min, t_max]`.
+#[inline]
+pub(super) fn ray_at(c: &[f32], t_min: f32, t_max: f32) -> Ray {
+    Ray::new(Vec3::new(c[0], c[1], c[2]), Vec3::new(c[3], c[4], c[5])).with_range(t_min, t_max)
+}
+
+/// Rays per rayon task in the batch queries made here, as in the engine's batches.
+pub(super) const RAY_CHUNK: usize = 256;
+
+pub(super) fn nthreads_arg(nthreads: i64) -> PyResult<usize> {
+    usize::try_from(nthreads)
+        .map_err(|_| PyValueError::new_err("nthreads must be >= 0 (0: all cores)"))
+}
+
+/// The columns of [`PyScene::cast_rays`], filled in Rust.
+pub(super) struct CastColumns {
+    t_hit: Vec<f32>,
+    geometry_ids: Vec<u32>,
+    primitive_ids: Vec<u32>,
+    primitive_uvs: Vec<f32>,
+    primitive_normals: Vec<f32>,
+    instance_ids: Vec<u32>,
+}
+
+impl CastColumns {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            t_hit: Vec::with_capacity(n),
+            geometry_ids: Vec::with_capacity(n),
+            primitive_ids: Vec::with_capacity(n),
+            primitive_uvs: Vec::with_capacity(2 * n),
+            primitive_normals: Vec::with_capacity(3 * n),
+            instance_ids: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends one hit (the all-hits query's rows).
+    fn push(&mut self, built: &Built, h: &Hit) {
+        self.t_hit.push(h.t);
+        self.geometry_ids.push(built.geometry_id(h));
+        self.primitive_ids.push(h.prim);
+        self.primitive_uvs.extend([h.u, h.v]);
+        self.primitive_normals.extend(h.normal.to_array());
+        self.instance_ids.push(h.instance.unwrap_or(INVALID_ID));
+    }
+}
+
+/// The columns of [`PyScene::cast_rays`] as they are filled: the memory of the numpy arrays it
+/// returns, written in place. The arrays come from [`crate::arrays::pooled`], which reuses the
+/// memory of freed answer arrays: fresh memory (numpy's zeros, or `Vec`s handed over afterwards)
+/// was faulted in and zeroed by the kernel on every call, 16 % of a primary-ray cast. Every
+/// element is written, misses included.
+pub(super) struct CastOut<'a> {
+    t_hit: &'a mut [f32],
+    geometry_ids: &'a mut [u32],
+    primitive_ids: &'a mut [u32],
+    primitive_uvs: &'a mut [f32],
+    primitive_normals: &'a mut [f32],
+    instance_ids: &'a mut [u32],
+}
+
+impl CastOut<'_> {
+    /// The closest hit of every ray, on the current rayon pool, written straight into the columns
+    /// (no intermediate `Vec<Option<Hit>>`: for a million rays that buffer cost a fifth of the
+    /// cast). Rays are independent, so the result does not depend on the number of threads.
+    /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
+    /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
+    fn cast(self, built: &Built, floats: &[AtomicU32]) {
+        use rayon::prelude::*;
+        const CHUNK: usize = RAY_CHUNK;
+        self.t_hit
+            .par_chunks_mut(CHUNK)
+            .zip(self.geometry_ids.par_chunks_mut(CHUNK))
+            .zip(self.primitive_ids.par_chunks_mut(CHUNK))
+            .zip(self.primitive_uvs.par_chunks_mut(2 * CHUNK))
+            .zip(self.primitive_normals.par_chunks_mut(3 * CHUNK))
+            .zip(self.instance_ids.par_chunks_mut(CHUNK))
+            .zip(floats.par_chunks(6 * CHUNK))
+            .for_each_init(
+                || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
+                |(rays, hits), ((((((t, geom), prim), uv), normal), inst), floats)| {
+                    // One chunk at a time through the engine's batch walk (packets of coherent rays),
+                    // into buffers each worker keeps.
+                    rays.clear();
+                    rays.extend(
+                        floats
+                            .chunks_exact(6)
+                            .map(|c| ray_of(c, 0.0, f32::INFINITY)),
+                    );
+                    let hits = &mut hits[..rays.len()];
+                    built
+                        .scene
+                        .intersect_into(rays, &QueryOptions::default(), hits);
+                    // The columns zipped row by row: no index, so no bounds check per element.
+                    // Every column's chunk holds this chunk's rays (the same `CHUNK` per row).
+                    debug_assert!(t.len() == hits.len() && normal.len() == 3 * hits.len());
+                    let rows = hits
+                        .iter()
+                        .zip(t.iter_mut())
+                        .zip(geom.iter_mut())
+                        .zip(prim.iter_mut())
+                        .zip(uv.chunks_exact_mut(2))
+                        .zip(normal.chunks_exact_mut(3))
+                        .zip(inst.iter_mut());
+                    for ((((((hit, t), geom), prim), uv), normal), inst) in rows {
+                        match hit {
+                            Some(h) => {
+                                *t = h.t;
+                                *geom = built.geometry_id(h);
+                                *prim = h.prim;
+                                uv.copy_from_slice(&[h.u, h.v]);
+                                normal.copy_from_slice(&h.normal.to_array());
+                                *inst = h.instance.unwrap_or(INVALID_ID);
+                            }
+                            None => {
+                                // Every element: the arrays' memory may hold an earlier cast's
+                                // answers (`arrays::pooled`).
+                                *t = f32::INFINITY;
+                                *geom = INVALID_ID;
+                                *prim = INVALID_ID;
+                                uv.fill(0.0);
+                                normal.fill(0.0);
+                                *inst = INVALID_ID;
+                            }
+                        }
+                    }
+                },
+            );
+    }
+}
+
+pub(super) fn cast_rays<'py>(
+    scene: &PyScene,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    nthreads: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let nthreads = nthreads_arg(nthreads)?;
+    let built = scene.built(py)?;
+    let f = read_rows(rays, "rays", 6)?;
+    let values = f.values();
+    let lead = &f.lead;
+    let t_hit = pooled::<f32>(py, lead, &[])?;
+    let geometry_ids = pooled::<u32>(py, lead, &[])?;
+    let primitive_ids = pooled::<u32>(py, lead, &[])?;
+    let primitive_uvs = pooled::<f32>(py, lead, &[2])?;
+    let primitive_normals = pooled::<f32>(py, lead, &[3])?;
+    let instance_ids = pooled::<u32>(py, lead, &[])?;
+    {
+        let mut t = t_hit.readwrite();
+        let mut g = geometry_ids.readwrite();
+        let mut p = primitive_ids.readwrite();
+        let mut uv = primitive_uvs.readwrite();
+        let mut n = primitive_normals.readwrite();
+        let mut i = instance_ids.readwrite();
+        let out = CastOut {
+            t_hit: t.as_slice_mut()?,
+            geometry_ids: g.as_slice_mut()?,
+            primitive_ids: p.as_slice_mut()?,
+            primitive_uvs: uv.as_slice_mut()?,
+            primitive_normals: n.as_slice_mut()?,
+            instance_ids: i.as_slice_mut()?,
+        };
+        py.detach(|| threads::run(nthreads, || out.cast(&built, values)))?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("t_hit", t_hit)?;
+    d.set_item("geometry_ids", geometry_ids)?;
+    d.set_item("primitive_ids", primitive_ids)?;
+    d.set_item("primitive_uvs", primitive_uvs)?;
+    d.set_item("primitive_normals", primitive_normals)?;
+    d.set_item("instance_ids", instance_ids)?;
+    Ok(d)
+}
+
+pub(super) fn test_occlusions<'py>(
+    scene: &PyScene,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    tnear: f32,
+    tfar: f32,
+    nthreads: i64,
+) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+    let nthreads = nthreads_arg(nthreads)?;
+    let built = scene.built(py)?;
+    let f = read_rows(rays, "rays", 6)?;
+    let values = f.values();
+    let out = py.detach(|| {
+        threads::run(nthreads, || {
+            use rayon::prelude::*;
+            // Rays are made from the floats as they are cast: a materialized `Vec<Ray>` (32 MB
+            // per million rays, written and page-faulted once) cost a sixth of the cast.
+            let mut out = vec![false; values.len() / 6];
+            out.par_chunks_mut(RAY_CHUNK)
+                .zip(values.par_chunks(6 * RAY_CHUNK))
+                .for_each_init(
+                    || Vec::with_capacity(RAY_CHUNK),
+                    |rays, (out, floats)| {
+                        // One chunk at a time through the engine's batch walk (packets of
+                        // coherent rays).
+                        rays.clear();
+                        rays.extend(floats.chunks_exact(6).map(|c| ray_of(c, tnear, tfar)));
+                        built
+                            .scene
+                            .occluded_into(rays, &QueryOptions::default(), out);
+                    },
+                );
+            out
+        })
+    })?;
+    to_numpy(py, out, &f.lead, &[])
+}
+
+pub(super) fn count_intersections<'py>(
+    scene: &PyScene,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    nthreads: i64,
+) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
+    let nthreads = nthreads_arg(nthreads)?;
+    let built = scene.built(py)?;
+    let f = read_floats(rays, "rays", 6, None)?;
+    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let out: Vec<i32> = py.detach(|| {
+        threads::run(nthreads, || {
+            rays.par_iter()
+                .with_min_len(64)
+                .map(|r| i32::try_from(built.scene.count_intersections(r)).unwrap_or(i32::MAX))
+                .collect()
+        })
+    })?;
+    to_numpy(py, out, &f.lead, &[])
+}
+
+pub(super) fn list_intersections<'py>(
+    scene: &PyScene,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    nthreads: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let nthreads = nthreads_arg(nthreads)?;
+    let built = scene.built(py)?;
+    let f = read_floats(rays, "rays", 6, None)?;
+    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let (splits, ray_ids, cols) = py.detach(|| {
+        threads::run(nthreads, || {
+            let all: Vec<Vec<Hit>> = rays
+                .par_iter()
+                .with_min_len(64)
+                .map(|r| built.scene.intersect_all(r))
+                .collect();
+            let total = all.iter().map(Vec::len).sum();
+            let mut splits = Vec::with_capacity(all.len() + 1);
+            let mut ray_ids = Vec::with_capacity(total);
+            let mut cols = CastColumns::with_capacity(total);
+            splits.push(0i64);
+            for (i, hits) in all.iter().enumerate() {
+                for h in hits {
+                    ray_ids.push(i as i64);
+                    cols.push(&built, h);
+                }
+                splits.push(ray_ids.len() as i64);
+            }
+            (splits, ray_ids, cols)
+        })
+    })?;
+    let k = ray_ids.len();
+    let d = PyDict::new(py);
+    put(&d, "ray_splits", splits, &[rays.len() + 1], &[])?;
+    put(&d, "ray_ids", ray_ids, &[k], &[])?;
+    put(&d, "t_hit", cols.t_hit, &[k], &[])?;
+    put(&d, "geometry_ids", cols.geometry_ids, &[k], &[])?;
+    put(&d, "primitive_ids", cols.primitive_ids, &[k], &[])?;
+    put(&d, "primitive_uvs", cols.primitive_uvs, &[k], &[2])?;
+    put(&d, "primitive_normals", cols.primitive_normals, &[k], &[3])?;
+    put(&d, "instance_ids", cols.instance_ids, &[k], &[])?;
+    Ok(d)
+}

@@ -1,0 +1,201 @@
+//! Adding geometry from Python: meshes (arrays or trimesh / Open3D mesh objects), spheres and
+//! instances, each checked before it is stored.
+
+use std::sync::Arc;
+
+use glam::{Affine3A, Mat4, Vec3};
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use raypick::{Spheres, TriMesh};
+
+use super::state::{build_rust_scene, Entry, InstanceEntry, Source};
+use super::PyScene;
+use crate::arrays::{read_floats, read_triangles};
+
+pub(super) fn check_finite(points: &[f32], name: &str) -> PyResult<()> {
+    if let Some(k) = points.iter().position(|x| !x.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{name}[{}] is not finite: {:?}",
+            k / 3,
+            &points[k / 3 * 3..k / 3 * 3 + 3]
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn to_vec3s(data: &[f32]) -> Vec<Vec3> {
+    data.chunks_exact(3).map(Vec3::from_slice).collect()
+}
+
+/// Reads a 4×4 (row-major, numpy convention: `p_world = M @ [x, y, z, 1]`) affine matrix.
+pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f32; 16], Affine3A)> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        let mut m = [0.0; 16];
+        for i in 0..4 {
+            m[i * 5] = 1.0;
+        }
+        return Ok((m, Affine3A::IDENTITY));
+    };
+    let f = read_floats(obj, "matrix", 4, Some(2))?;
+    if f.lead != [4] {
+        return Err(PyValueError::new_err(format!(
+            "matrix must have shape (4, 4), got ({}, 4)",
+            f.lead[0]
+        )));
+    }
+    let mut m = [0.0f32; 16];
+    m.copy_from_slice(&f.data);
+    if m.iter().any(|x| !x.is_finite()) {
+        return Err(PyValueError::new_err("matrix must be finite"));
+    }
+    if m[12..] != [0.0, 0.0, 0.0, 1.0] {
+        return Err(PyValueError::new_err(format!(
+            "matrix must be affine (last row [0, 0, 0, 1]), got last row {:?}",
+            &m[12..]
+        )));
+    }
+    // numpy rows are glam columns of the transpose.
+    let world_from_object = Affine3A::from_mat4(Mat4::from_cols_array(&m).transpose());
+    let det = world_from_object.matrix3.determinant();
+    if !(det.is_finite() && det != 0.0) {
+        return Err(PyValueError::new_err(
+            "matrix is singular (its 3×3 part has determinant 0)",
+        ));
+    }
+    Ok((m, world_from_object))
+}
+
+pub(super) fn add_triangles(
+    scene: &PyScene,
+    py: Python<'_>,
+    vertices: &Bound<'_, PyAny>,
+    triangles: Option<&Bound<'_, PyAny>>,
+    name: Option<String>,
+) -> PyResult<u32> {
+    let (vertices, triangles) = match triangles.filter(|t| !t.is_none()) {
+        Some(t) => (vertices.clone(), t.clone()),
+        None => {
+            // trimesh.Trimesh (vertices, faces) or open3d.geometry.TriangleMesh (vertices,
+            // triangles).
+            let mesh = vertices;
+            let faces = if mesh.hasattr("faces")? {
+                mesh.getattr("faces")?
+            } else if mesh.hasattr("triangles")? && mesh.hasattr("vertices")? {
+                mesh.getattr("triangles")?
+            } else {
+                return Err(PyValueError::new_err(
+                    "add_triangles needs (vertices, triangles) arrays, or a mesh object with \
+                     .vertices and .faces (trimesh) or .triangles (Open3D)",
+                ));
+            };
+            (mesh.getattr("vertices")?, faces)
+        }
+    };
+    let v = read_floats(&vertices, "vertices", 3, Some(2))?;
+    check_finite(&v.data, "vertices")?;
+    let t = read_triangles(&triangles, "triangles", v.rows())?;
+    let mut mesh = TriMesh::new(to_vec3s(&v.data), t);
+    if let Some(n) = name {
+        mesh = mesh.with_name(n);
+    }
+    scene.add_entry(py, Entry::Mesh(mesh))
+}
+
+pub(super) fn add_spheres(
+    scene: &PyScene,
+    py: Python<'_>,
+    centers: &Bound<'_, PyAny>,
+    radii: &Bound<'_, PyAny>,
+    name: Option<String>,
+) -> PyResult<u32> {
+    let c = read_floats(centers, "centers", 3, Some(2))?;
+    check_finite(&c.data, "centers")?;
+    let n = c.rows();
+    let r: Vec<f32> = if let Ok(x) = radii.extract::<f64>() {
+        vec![x as f32; n]
+    } else {
+        // A (N,) array: read as (N, 1).
+        let np = radii.py().import("numpy")?;
+        let col = np.call_method1("reshape", (np.call_method1("asarray", (radii,))?, (-1, 1)))?;
+        let r = read_floats(&col, "radii", 1, Some(2))?;
+        if r.rows() != n {
+            return Err(PyValueError::new_err(format!(
+                "radii must be one number or have shape ({n},), got {} values",
+                r.rows()
+            )));
+        }
+        r.data
+    };
+    if let Some(k) = r.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
+        return Err(PyValueError::new_err(format!(
+            "radii[{k}] = {} must be finite and >= 0",
+            r[k]
+        )));
+    }
+    let mut s = Spheres::new(to_vec3s(&c.data), r);
+    if let Some(name) = name {
+        s = s.with_name(name);
+    }
+    scene.add_entry(py, Entry::Spheres(s))
+}
+
+pub(super) fn add_instance(
+    scene: &PyScene,
+    py: Python<'_>,
+    scene_or_geometry: &Bound<'_, PyAny>,
+    matrix: Option<&Bound<'_, PyAny>>,
+    name: Option<String>,
+) -> PyResult<u32> {
+    let (matrix, world_from_object) = read_matrix(matrix)?;
+    let source = if let Ok(other) = scene_or_geometry.cast::<PyScene>() {
+        let other = other.get();
+        if std::ptr::eq(other, scene) {
+            return Err(PyValueError::new_err(
+                "a scene cannot be placed inside itself",
+            ));
+        }
+        other.as_source(py)?
+    } else if let Ok(g) = scene_or_geometry.extract::<u32>() {
+        let mut state = scene.lock(py);
+        if let Some(s) = state.geometry_sources.get(&g) {
+            s.clone()
+        } else {
+            let entry = match state.entries.get(g as usize) {
+                Some(e @ (Entry::Mesh(_) | Entry::Spheres(_))) => e.clone(),
+                Some(Entry::Instance(_)) => {
+                    return Err(PyValueError::new_err(format!(
+                        "geometry {g} is an instance; instances cannot be instanced (two levels)"
+                    )))
+                }
+                None => {
+                    return Err(PyIndexError::new_err(format!(
+                        "no geometry {g} (the scene has {})",
+                        state.entries.len()
+                    )))
+                }
+            };
+            let entries = vec![entry];
+            let scene = py.detach(|| build_rust_scene(&entries))?;
+            let s = Arc::new(Source {
+                entries,
+                scene: Arc::new(scene),
+                remap: Some(g),
+            });
+            state.geometry_sources.insert(g, s.clone());
+            s
+        }
+    } else {
+        return Err(PyValueError::new_err(
+            "add_instance needs a raypick.Scene or a geometry id (int) of this scene",
+        ));
+    };
+    scene.add_entry(
+        py,
+        Entry::Instance(InstanceEntry {
+            source,
+            matrix,
+            world_from_object,
+            name,
+        }),
+    )
+}

@@ -1,0 +1,545 @@
+//! `raypick.Scene`: geometries accumulated from Python, a Rust [`raypick::Scene`] built lazily on the
+//! first query (or [`PyScene::commit`]), and the batch queries over numpy arrays of rays.
+//!
+//! The `#[pymethods]` block below holds every method's Python signature and docstring; the work is
+//! done in one file per family of methods:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`state`] | the stored geometries, instance sources, and the Rust scene built from them |
+//! | [`geometry`] | `add_triangles`, `add_spheres`, `add_instance` |
+//! | [`cast`] | Open3D-style `cast_rays`, `test_occlusions`, `count_intersections`, `list_intersections` |
+//! | [`trimesh`] | trimesh-style `intersects_first`, `intersects_any`, `intersects_location` |
+//! | [`pick`] | `pick` and `pick_rect` through a camera |
+//! | [`pickle`] | `__getstate__` / `__setstate__` |
+
+mod cast;
+mod geometry;
+mod pick;
+mod pickle;
+mod state;
+mod trimesh;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use numpy::{PyArray2, PyArrayDyn};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::arrays::to_numpy;
+use crate::camera::PyCamera;
+use crate::hit::PyHit;
+use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
+
+/// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
+/// a ray that hits nothing (and `instance_ids` of a hit that is not instanced).
+pub const INVALID_ID: u32 = u32::MAX;
+
+/// A mesh's vertices and triangles as numpy arrays.
+type MeshArrays<'py> = (Bound<'py, PyArrayDyn<f32>>, Bound<'py, PyArrayDyn<u32>>);
+
+/// A ray-casting scene of triangle meshes, spheres and instances, in the style of Open3D's
+/// ``RaycastingScene`` (and Embree's commit model).
+///
+/// Geometries are added with :meth:`add_triangles`, :meth:`add_spheres` and :meth:`add_instance`;
+/// each gets the next geometry id (0, 1, 2, ...). The acceleration structure (a SAH BVH per geometry
+/// and one over them) is built on the first query after a change, or by :meth:`commit`. Queries
+/// take rays as arrays of shape ``(..., 6)`` (origin xyz, direction xyz; float32 or float64, any
+/// strides), release the GIL and run on all cores (``nthreads=0``) or on ``nthreads`` threads.
+/// ``t`` is measured in units of each ray's direction (which need not be unit length).
+///
+/// A scene is thread-safe and can be pickled (its geometries are stored and the BVH is rebuilt on
+/// the first query after unpickling), so it can be sent to worker processes.
+///
+/// Example::
+///
+///     >>> import numpy as np, raypick
+///     >>> scene = raypick.Scene()
+///     >>> quad = scene.add_triangles([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], [[0, 1, 2], [0, 2, 3]])
+///     >>> ans = scene.cast_rays(np.array([[0.25, 0.5, 1, 0, 0, -1], [5, 5, 1, 0, 0, -1]], np.float32))
+///     >>> ans["t_hit"].tolist(), ans["primitive_ids"].tolist()
+///     ([1.0, inf], [1, 4294967295])
+#[pyclass(name = "Scene", module = "raypick._raypick", frozen)]
+pub struct PyScene {
+    state: Mutex<State>,
+}
+
+impl PyScene {
+    /// Locks the state, detached from Python while waiting: a thread that builds holds the lock
+    /// while detached and must re-attach before it releases it, so waiting attached would deadlock.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, State> {
+        // A panic while the lock was held cannot leave `State` half-updated (every update is one
+        // push or one assignment), so a poisoned lock is still consistent.
+        self.state
+            .lock_py_attached(py)
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn built(&self, py: Python<'_>) -> PyResult<Arc<Built>> {
+        let mut guard = self.lock(py);
+        let state: &mut State = &mut guard;
+        build(py, state)
+    }
+
+    /// This scene as an instance source (built, cached).
+    fn as_source(&self, py: Python<'_>) -> PyResult<Arc<Source>> {
+        let mut guard = self.lock(py);
+        let state: &mut State = &mut guard;
+        if let Some(s) = &state.as_source {
+            return Ok(s.clone());
+        }
+        if state
+            .entries
+            .iter()
+            .any(|e| matches!(e, Entry::Instance(_)))
+        {
+            return Err(PyValueError::new_err(
+                "the scene to instance holds instances itself; raypick supports two levels \
+                 (a scene of instances of scenes of meshes and spheres)",
+            ));
+        }
+        let built = build(py, state)?;
+        let source = Arc::new(Source {
+            entries: state.entries.clone(),
+            scene: built.scene.clone(),
+            remap: None,
+        });
+        state.as_source = Some(source.clone());
+        Ok(source)
+    }
+
+    fn add_entry(&self, py: Python<'_>, e: Entry) -> PyResult<u32> {
+        self.lock(py).push(e)
+    }
+
+    /// A scene with these entries (from a loader or from unpickling).
+    fn from_entries(entries: Vec<Entry>) -> Self {
+        Self {
+            state: Mutex::new(State {
+                entries,
+                ..State::default()
+            }),
+        }
+    }
+
+    /// A Python scene holding the geometries of a built Rust scene (instances keep their shared
+    /// sources).
+    pub fn from_rust(scene: &raypick::Scene) -> Self {
+        let mut sources: HashMap<*const raypick::Scene, Arc<Source>> = HashMap::new();
+        let entries = (0..scene.num_geometries() as u32)
+            .filter_map(|id| scene.geometry(id))
+            .map(|g| entry_from_geometry(g, &mut sources))
+            .collect();
+        Self::from_entries(entries)
+    }
+}
+
+#[pymethods]
+impl PyScene {
+    /// An empty scene.
+    #[new]
+    fn new() -> Self {
+        Self::from_entries(Vec::new())
+    }
+
+    /// Adds a triangle mesh and returns its geometry id.
+    ///
+    /// Args:
+    ///     vertices: ``(N, 3)`` float array of positions (or a ``trimesh.Trimesh`` /
+    ///         ``open3d.geometry.TriangleMesh``, with ``triangles`` omitted).
+    ///     triangles: ``(M, 3)`` integer array of 0-based vertex indices; the front face is the
+    ///         side from which they are counter-clockwise. Triangle ``i`` is primitive id ``i``.
+    ///     name: optional name (see :meth:`geometry_name`).
+    ///
+    /// Raises:
+    ///     ValueError: wrong shapes or dtypes, an index out of range, a non-finite vertex.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene = raypick.Scene()
+    ///     >>> scene.add_triangles(np.eye(3), [[0, 1, 2]], name="tri")
+    ///     0
+    #[pyo3(signature = (vertices, triangles=None, name=None))]
+    fn add_triangles(
+        &self,
+        py: Python<'_>,
+        vertices: &Bound<'_, PyAny>,
+        triangles: Option<&Bound<'_, PyAny>>,
+        name: Option<String>,
+    ) -> PyResult<u32> {
+        geometry::add_triangles(self, py, vertices, triangles, name)
+    }
+
+    /// Adds a set of spheres and returns its geometry id. Sphere ``i`` is primitive id ``i``;
+    /// ``primitive_uvs`` of sphere hits are 0 and normals point outwards.
+    ///
+    /// Args:
+    ///     centers: ``(N, 3)`` float array.
+    ///     radii: ``(N,)`` float array, or one number for all spheres (finite, ``>= 0``).
+    ///     name: optional name.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)
+    #[pyo3(signature = (centers, radii, name=None))]
+    fn add_spheres(
+        &self,
+        py: Python<'_>,
+        centers: &Bound<'_, PyAny>,
+        radii: &Bound<'_, PyAny>,
+        name: Option<String>,
+    ) -> PyResult<u32> {
+        geometry::add_spheres(self, py, centers, radii, name)
+    }
+
+    /// Places a whole scene, or one geometry of this scene, with a 4×4 affine transform and returns
+    /// the instance's geometry id.
+    ///
+    /// Args:
+    ///     scene_or_geometry: a :class:`Scene` of meshes and spheres (no instances: two levels) —
+    ///         captured as it is now, like Embree's commit; later changes to it do not affect this
+    ///         instance — or the geometry id of a mesh or sphere set of this scene (a transformed
+    ///         copy; the original stays where it is).
+    ///     matrix: ``(4, 4)`` ``world_from_object`` matrix (numpy convention:
+    ///         ``p_world = matrix @ [x, y, z, 1]``), last row ``[0, 0, 0, 1]``; default identity.
+    ///     name: optional name.
+    ///
+    /// Hits in an instance report ``instance_ids`` = the instance's id and ``geometry_ids`` = the
+    /// geometry id inside the placed scene (for a placed geometry of this scene: its own id).
+    /// ``t`` stays in units of the world ray's direction.
+    ///
+    /// Example::
+    ///
+    ///     >>> part = raypick.Scene(); part.add_triangles(v, f)
+    ///     >>> world = raypick.Scene()
+    ///     >>> a = world.add_instance(part, np.eye(4))
+    ///     >>> b = world.add_instance(part, translation_matrix)
+    #[pyo3(signature = (scene_or_geometry, matrix=None, name=None))]
+    fn add_instance(
+        &self,
+        py: Python<'_>,
+        scene_or_geometry: &Bound<'_, PyAny>,
+        matrix: Option<&Bound<'_, PyAny>>,
+        name: Option<String>,
+    ) -> PyResult<u32> {
+        geometry::add_instance(self, py, scene_or_geometry, matrix, name)
+    }
+
+    /// Builds the acceleration structure now (queries otherwise build it on first use after a
+    /// change). Releases the GIL while building.
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        self.built(py).map(|_| ())
+    }
+
+    /// Number of geometries (ids are ``0 .. num_geometries - 1``).
+    #[getter]
+    fn num_geometries(&self, py: Python<'_>) -> usize {
+        self.lock(py).entries.len()
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.num_geometries(py)
+    }
+
+    /// Triangles stored in the scene's meshes (instances not counted again).
+    #[getter]
+    fn num_triangles(&self, py: Python<'_>) -> usize {
+        self.lock(py).num_triangles()
+    }
+
+    /// The name of geometry ``geometry_id`` (``None`` when it has none).
+    ///
+    /// Raises:
+    ///     IndexError: no such geometry.
+    fn geometry_name(&self, py: Python<'_>, geometry_id: u32) -> PyResult<Option<String>> {
+        Ok(match self.lock(py).entry(geometry_id)? {
+            Entry::Mesh(m) => m.name().map(str::to_owned),
+            Entry::Spheres(s) => s.name().map(str::to_owned),
+            Entry::Instance(i) => i.name.clone(),
+        })
+    }
+
+    /// The kind of geometry ``geometry_id``: ``"mesh"``, ``"spheres"`` or ``"instance"``.
+    fn geometry_kind(&self, py: Python<'_>, geometry_id: u32) -> PyResult<&'static str> {
+        Ok(match self.lock(py).entry(geometry_id)? {
+            Entry::Mesh(_) => "mesh",
+            Entry::Spheres(_) => "spheres",
+            Entry::Instance(_) => "instance",
+        })
+    }
+
+    /// The world-space bounding box as a ``(2, 3)`` float32 array ``[min, max]`` (``min > max``
+    /// when the scene is empty). Builds the scene.
+    fn bounds<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        let b = self.built(py)?.scene.bounds();
+        let data = [b.min.to_array(), b.max.to_array()].concat();
+        to_numpy(py, data, &[2], &[3])
+    }
+
+    /// Closest hit of every ray (Open3D ``RaycastingScene.cast_rays``).
+    ///
+    /// Args:
+    ///     rays: ``(..., 6)`` array ``[ox, oy, oz, dx, dy, dz]``, float32 or float64, any leading
+    ///         shape and strides. ``t`` runs over ``[0, inf)`` in units of ``d``.
+    ///     nthreads: threads to use; 0 (default) uses every core.
+    ///
+    /// Returns:
+    ///     dict of numpy arrays shaped like ``rays.shape[:-1]``: ``t_hit`` (float32, ``inf`` on a
+    ///     miss), ``geometry_ids``, ``primitive_ids`` and ``instance_ids`` (uint32,
+    ///     ``INVALID_ID = 4294967295`` on a miss; ``instance_ids`` is also ``INVALID_ID`` for a hit
+    ///     that is not in an instance), ``primitive_uvs`` (``(..., 2)`` float32 barycentrics: ``u``
+    ///     weights the triangle's second vertex, ``v`` its third; 0 on a miss) and
+    ///     ``primitive_normals`` (``(..., 3)`` float32 unit geometric normals in world space, the
+    ///     direction of ``(v1 - v0) x (v2 - v0)``; 0 on a miss).
+    ///
+    /// The arrays reuse the memory of earlier answer arrays of the same size once numpy has freed
+    /// them (up to 256 MB is kept for that): casting the same number of rays again and again, as a
+    /// viewer does every frame, then costs no fresh memory.
+    ///
+    /// Example::
+    ///
+    ///     >>> ans = scene.cast_rays(rays)            # rays: (H, W, 6)
+    ///     >>> depth = ans["t_hit"]                   # (H, W)
+    #[pyo3(signature = (rays, nthreads=0))]
+    fn cast_rays<'py>(
+        &self,
+        py: Python<'py>,
+        rays: &Bound<'py, PyAny>,
+        nthreads: i64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        cast::cast_rays(self, py, rays, nthreads)
+    }
+
+    /// Whether anything is hit with ``t`` in ``[tnear, tfar]`` (Open3D
+    /// ``RaycastingScene.test_occlusions``): a bool array shaped like ``rays.shape[:-1]``.
+    ///
+    /// Example::
+    ///
+    ///     >>> # shadow rays from surface points p towards a light at L (t in [eps, 1])
+    ///     >>> shadow = scene.test_occlusions(np.hstack([p, L - p]), tnear=1e-4, tfar=1.0)
+    #[pyo3(signature = (rays, tnear=0.0, tfar=f32::INFINITY, nthreads=0))]
+    fn test_occlusions<'py>(
+        &self,
+        py: Python<'py>,
+        rays: &Bound<'py, PyAny>,
+        tnear: f32,
+        tfar: f32,
+        nthreads: i64,
+    ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+        cast::test_occlusions(self, py, rays, tnear, tfar, nthreads)
+    }
+
+    /// Number of surface crossings along each ray over ``t`` in ``[0, inf)`` (Open3D
+    /// ``RaycastingScene.count_intersections``): an int32 array shaped like ``rays.shape[:-1]``.
+    ///
+    /// A ray through an edge or vertex shared by consistently wound triangles counts it once, so
+    /// the count's parity tells inside (odd) from outside (even) for a closed mesh. A sphere counts
+    /// its entry and exit.
+    #[pyo3(signature = (rays, nthreads=0))]
+    fn count_intersections<'py>(
+        &self,
+        py: Python<'py>,
+        rays: &Bound<'py, PyAny>,
+        nthreads: i64,
+    ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
+        cast::count_intersections(self, py, rays, nthreads)
+    }
+
+    /// Every hit along each ray over ``t`` in ``[0, inf)``, sorted by ray then ``t`` (Open3D
+    /// ``RaycastingScene.list_intersections``).
+    ///
+    /// Returns:
+    ///     dict with ``ray_splits`` (int64, ``num_rays + 1``: the hits of ray ``i`` are
+    ///     ``ray_splits[i]:ray_splits[i+1]``), ``ray_ids`` (int64, index into the flattened rays),
+    ///     ``t_hit`` (float32), ``geometry_ids``, ``primitive_ids``, ``instance_ids`` (uint32),
+    ///     ``primitive_uvs`` (``(K, 2)`` float32) and ``primitive_normals`` (``(K, 3)``).
+    ///
+    /// Edges and vertices shared by consistently wound triangles are reported once (as in
+    /// :meth:`count_intersections`).
+    #[pyo3(signature = (rays, nthreads=0))]
+    fn list_intersections<'py>(
+        &self,
+        py: Python<'py>,
+        rays: &Bound<'py, PyAny>,
+        nthreads: i64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        cast::list_intersections(self, py, rays, nthreads)
+    }
+
+    /// trimesh-style: the index of the first triangle each ray hits, ``-1`` on a miss (int64, one
+    /// per ray). Like ``trimesh.Trimesh.ray.intersects_first``; in a scene of several geometries
+    /// the index is the primitive id within the hit geometry (see :meth:`cast_rays` for ids).
+    ///
+    /// Example::
+    ///
+    ///     >>> tri = scene.intersects_first(origins, directions)   # (N, 3), (N, 3)
+    fn intersects_first<'py>(
+        &self,
+        py: Python<'py>,
+        ray_origins: &Bound<'py, PyAny>,
+        ray_directions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<i64>>> {
+        trimesh::intersects_first(self, py, ray_origins, ray_directions)
+    }
+
+    /// trimesh-style: whether each ray hits anything (bool, one per ray), like
+    /// ``trimesh.Trimesh.ray.intersects_any``.
+    fn intersects_any<'py>(
+        &self,
+        py: Python<'py>,
+        ray_origins: &Bound<'py, PyAny>,
+        ray_directions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+        trimesh::intersects_any(self, py, ray_origins, ray_directions)
+    }
+
+    /// trimesh-style: where the rays hit, like ``trimesh.Trimesh.ray.intersects_location``.
+    ///
+    /// Args:
+    ///     ray_origins, ray_directions: ``(N, 3)`` arrays.
+    ///     multiple_hits: every hit along each ray (default), or only the closest.
+    ///
+    /// Returns:
+    ///     ``(locations, index_ray, index_tri)``: ``(K, 3)`` float64 world points, and int64
+    ///     arrays of the ray and the triangle (primitive id) of each, sorted by ray then distance.
+    ///
+    /// Example::
+    ///
+    ///     >>> locations, index_ray, index_tri = scene.intersects_location(origins, directions)
+    #[pyo3(signature = (ray_origins, ray_directions, multiple_hits=true))]
+    fn intersects_location<'py>(
+        &self,
+        py: Python<'py>,
+        ray_origins: &Bound<'py, PyAny>,
+        ray_directions: &Bound<'py, PyAny>,
+        multiple_hits: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        trimesh::intersects_location(self, py, ray_origins, ray_directions, multiple_hits)
+    }
+
+    /// What is under window position ``(x, y)`` of ``camera`` (continuous pixel coordinates, origin
+    /// top-left, pixel ``(i, j)`` covers ``[i, i+1) x [j, j+1)``): the closest :class:`Hit` along
+    /// the camera's pixel ray between its near and far planes, or ``None`` (``raypick::camera::pick``).
+    ///
+    /// Args:
+    ///     tolerance_px: when nothing is exactly under ``(x, y)``, also look up to this many pixels
+    ///         around it (rings of rays 0.5 px apart; the hit nearest the cursor wins) — for small
+    ///         or thin objects.
+    ///
+    /// Example::
+    ///
+    ///     >>> cam = raypick.Camera(eye=[0, 0, 5], target=[0, 0, 0], width=640, height=480)
+    ///     >>> hit = scene.pick(cam, 320.5, 240.5)
+    ///     >>> hit.geometry_id, hit.primitive_id, hit.point
+    #[pyo3(signature = (camera, x, y, tolerance_px=0.0))]
+    fn pick(
+        &self,
+        py: Python<'_>,
+        camera: &Bound<'_, PyCamera>,
+        x: f32,
+        y: f32,
+        tolerance_px: f32,
+    ) -> PyResult<Option<PyHit>> {
+        pick::pick(self, py, camera, x, y, tolerance_px)
+    }
+
+    /// Everything visible or hidden inside the window rectangle with corners ``(x0, y0)`` and
+    /// ``(x1, y1)`` of ``camera`` (a marquee selection; exact, every primitive is tested against
+    /// the rectangle's frustum): a sorted list of ``(geometry_id, instance_id or None)``
+    /// (``raypick::camera::pick_rect``).
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.pick_rect(cam, 0, 0, 320, 480)   # the left half of a 640 x 480 view
+    ///     [(0, None), (2, 5)]
+    fn pick_rect(
+        &self,
+        py: Python<'_>,
+        camera: &Bound<'_, PyCamera>,
+        x0: f32,
+        y0: f32,
+        x1: f32,
+        y1: f32,
+    ) -> PyResult<Vec<(u32, Option<u32>)>> {
+        pick::pick_rect(self, py, camera, x0, y0, x1, y1)
+    }
+
+    /// Open3D's ``RaycastingScene.create_rays_pinhole``; see :func:`raypick.create_rays_pinhole`.
+    #[staticmethod]
+    fn create_rays_pinhole<'py>(
+        py: Python<'py>,
+        fov_deg: f64,
+        center: &Bound<'py, PyAny>,
+        eye: &Bound<'py, PyAny>,
+        up: &Bound<'py, PyAny>,
+        width_px: i64,
+        height_px: i64,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        crate::camera::create_rays_pinhole(py, fov_deg, center, eye, up, width_px, height_px)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = self.lock(py);
+        let (mut meshes, mut spheres, mut instances) = (0, 0, 0);
+        for e in &state.entries {
+            match e {
+                Entry::Mesh(_) => meshes += 1,
+                Entry::Spheres(_) => spheres += 1,
+                Entry::Instance(_) => instances += 1,
+            }
+        }
+        let tris = state.num_triangles();
+        format!(
+            "raypick.Scene({meshes} meshes, {tris} triangles, {spheres} sphere sets, {instances} instances{})",
+            if state.built.is_some() { ", built" } else { "" }
+        )
+    }
+
+    /// The scene's geometries as plain Python data (numpy arrays, names, matrices): what pickle
+    /// stores. Instanced scenes are stored once however often they are placed.
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        pickle::get_state(self, py)
+    }
+
+    /// Restores what :meth:`__getstate__` returned (the BVH is rebuilt on the first query).
+    fn __setstate__(&self, py: Python<'_>, state: &Bound<'_, PyDict>) -> PyResult<()> {
+        pickle::set_state(self, py, state)
+    }
+
+    /// The vertices ``(N, 3)`` float32 and triangles ``(M, 3)`` uint32 of mesh ``geometry_id``.
+    fn mesh_arrays<'py>(&self, py: Python<'py>, geometry_id: u32) -> PyResult<MeshArrays<'py>> {
+        match self.lock(py).entry(geometry_id)? {
+            Entry::Mesh(m) => {
+                let (v, t) = mesh_flat(m);
+                Ok((
+                    to_numpy(py, v, &[m.vertices().len()], &[3])?,
+                    to_numpy(py, t, &[m.indices().len()], &[3])?,
+                ))
+            }
+            _ => Err(PyValueError::new_err(format!(
+                "geometry {geometry_id} is not a mesh"
+            ))),
+        }
+    }
+
+    /// The ``(4, 4)`` float32 ``world_from_object`` matrix of instance ``geometry_id``.
+    fn instance_matrix<'py>(
+        &self,
+        py: Python<'py>,
+        geometry_id: u32,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        match self.lock(py).entry(geometry_id)? {
+            Entry::Instance(i) => PyArray2::from_vec2(
+                py,
+                &i.matrix.chunks(4).map(<[f32]>::to_vec).collect::<Vec<_>>(),
+            )
+            .map_err(|e| PyValueError::new_err(e.to_string())),
+            _ => Err(PyValueError::new_err(format!(
+                "geometry {geometry_id} is not an instance"
+            ))),
+        }
+    }
+}

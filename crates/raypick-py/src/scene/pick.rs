@@ -1,0 +1,82 @@
+//! Picking through a [`PyCamera`]: the hit under a window position, and marquee selection.
+
+use pyo3::prelude::*;
+use raypick::{Geometry, QueryOptions};
+
+use super::PyScene;
+use crate::camera::PyCamera;
+use crate::hit::PyHit;
+
+pub(super) fn pick(
+    scene: &PyScene,
+    py: Python<'_>,
+    camera: &Bound<'_, PyCamera>,
+    x: f32,
+    y: f32,
+    tolerance_px: f32,
+) -> PyResult<Option<PyHit>> {
+    let built = scene.built(py)?;
+    let cam = camera.get().rust();
+    let pixel = glam::Vec2::new(x, y);
+    let picked = if tolerance_px > 0.0 {
+        raypick::camera::pick_with_tolerance(
+            &built.scene,
+            cam,
+            pixel,
+            tolerance_px,
+            &QueryOptions::default(),
+        )
+    } else {
+        raypick::camera::pick(&built.scene, cam, pixel)
+    };
+    Ok(picked.map(|p| {
+        let h = p.hit;
+        let geometry_id = built.geometry_id(&h);
+        let name = match h.instance {
+            Some(i) if built.remap.get(i as usize).copied().flatten().is_none() => built
+                .scene
+                .geometry(i)
+                .and_then(|g| match g {
+                    Geometry::Instance(inst) => inst.scene().geometry_name(h.geom),
+                    _ => None,
+                })
+                .map(str::to_owned),
+            _ => built.scene.geometry_name(geometry_id).map(str::to_owned),
+        };
+        PyHit::new(&h, geometry_id, name)
+    }))
+}
+
+pub(super) fn pick_rect(
+    scene: &PyScene,
+    py: Python<'_>,
+    camera: &Bound<'_, PyCamera>,
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+) -> PyResult<Vec<(u32, Option<u32>)>> {
+    let built = scene.built(py)?;
+    let cam = *camera.get().rust();
+    let scene = built.scene.clone();
+    let rect = raypick::camera::PixelRect::new(x0, y0, x1, y1);
+    let found = py.detach(|| raypick::camera::pick_rect(&scene, &cam, rect));
+    let mut out: Vec<(u32, Option<u32>)> = found
+        .into_iter()
+        .map(|(g, i)| match i {
+            Some(inst) => (
+                built
+                    .remap
+                    .get(inst as usize)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(g),
+                Some(inst),
+            ),
+            None => (g, None),
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}

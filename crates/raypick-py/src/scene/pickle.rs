@@ -1,0 +1,174 @@
+//! Pickling: a scene as plain Python data (numpy arrays, names, matrices) and back. Instanced
+//! scenes are stored once however often they are placed; the BVH is rebuilt on the first query.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use raypick::{Spheres, TriMesh};
+
+use super::geometry::{read_matrix, to_vec3s};
+use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, State};
+use super::PyScene;
+use crate::arrays::{put, read_floats, read_triangles};
+
+pub(super) const STATE_VERSION: u32 = 1;
+
+pub(super) fn entry_to_py<'py>(
+    py: Python<'py>,
+    e: &Entry,
+    sources: &mut Vec<Arc<Source>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    match e {
+        Entry::Mesh(m) => {
+            d.set_item("kind", "mesh")?;
+            d.set_item("name", m.name())?;
+            let (v, t) = mesh_flat(m);
+            put(&d, "vertices", v, &[m.vertices().len()], &[3])?;
+            put(&d, "triangles", t, &[m.indices().len()], &[3])?;
+        }
+        Entry::Spheres(s) => {
+            d.set_item("kind", "spheres")?;
+            d.set_item("name", s.name())?;
+            let c: Vec<f32> = s.centers().iter().flat_map(|p| p.to_array()).collect();
+            put(&d, "centers", c, &[s.centers().len()], &[3])?;
+            put(&d, "radii", s.radii().to_vec(), &[s.radii().len()], &[])?;
+        }
+        Entry::Instance(i) => {
+            let k = match sources.iter().position(|s| Arc::ptr_eq(s, &i.source)) {
+                Some(k) => k,
+                None => {
+                    sources.push(i.source.clone());
+                    sources.len() - 1
+                }
+            };
+            d.set_item("kind", "instance")?;
+            d.set_item("name", i.name.as_deref())?;
+            d.set_item("source", k)?;
+            put(&d, "matrix", i.matrix.to_vec(), &[4], &[4])?;
+        }
+    }
+    Ok(d)
+}
+
+pub(super) fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    d.get_item(key)?
+        .ok_or_else(|| PyValueError::new_err(format!("bad Scene state: no {key:?}")))
+}
+
+pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> PyResult<Entry> {
+    let kind: String = get(d, "kind")?.extract()?;
+    let name: Option<String> = get(d, "name")?.extract()?;
+    Ok(match kind.as_str() {
+        "mesh" => {
+            let v = read_floats(&get(d, "vertices")?, "vertices", 3, Some(2))?;
+            let t = read_triangles(&get(d, "triangles")?, "triangles", v.rows())?;
+            let mut m = TriMesh::new(to_vec3s(&v.data), t);
+            if let Some(n) = name {
+                m = m.with_name(n);
+            }
+            Entry::Mesh(m)
+        }
+        "spheres" => {
+            let c = read_floats(&get(d, "centers")?, "centers", 3, Some(2))?;
+            let r: Vec<f32> = get(d, "radii")?.extract()?;
+            let mut s = Spheres::new(to_vec3s(&c.data), r);
+            if let Some(n) = name {
+                s = s.with_name(n);
+            }
+            Entry::Spheres(s)
+        }
+        "instance" => {
+            let k: usize = get(d, "source")?.extract()?;
+            let source = sources
+                .get(k)
+                .ok_or_else(|| PyValueError::new_err("bad Scene state: unknown instance source"))?
+                .clone();
+            let (matrix, world_from_object) = read_matrix(Some(&get(d, "matrix")?))?;
+            Entry::Instance(InstanceEntry {
+                source,
+                matrix,
+                world_from_object,
+                name,
+            })
+        }
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "bad Scene state: unknown geometry kind {other:?}"
+            )))
+        }
+    })
+}
+
+pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let state = scene.lock(py);
+    let mut sources: Vec<Arc<Source>> = Vec::new();
+    let geoms = PyList::empty(py);
+    for e in &state.entries {
+        geoms.append(entry_to_py(py, e, &mut sources)?)?;
+    }
+    let srcs = PyList::empty(py);
+    for s in &sources {
+        let d = PyDict::new(py);
+        let list = PyList::empty(py);
+        let mut none = Vec::new();
+        for e in &s.entries {
+            list.append(entry_to_py(py, e, &mut none)?)?;
+        }
+        d.set_item("geometries", list)?;
+        d.set_item("remap", s.remap)?;
+        srcs.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("version", STATE_VERSION)?;
+    d.set_item("geometries", geoms)?;
+    d.set_item("sources", srcs)?;
+    Ok(d)
+}
+
+pub(super) fn set_state(
+    scene: &PyScene,
+    py: Python<'_>,
+    state: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let version: u32 = get(state, "version")?.extract()?;
+    if version != STATE_VERSION {
+        return Err(PyValueError::new_err(format!(
+            "Scene state version {version} is not supported (this raypick reads {STATE_VERSION})"
+        )));
+    }
+    let mut sources = Vec::new();
+    for s in get(state, "sources")?.cast::<PyList>()?.iter() {
+        let s = s.cast::<PyDict>()?;
+        let entries = get(s, "geometries")?
+            .cast::<PyList>()?
+            .iter()
+            .map(|g| entry_from_py(g.cast::<PyDict>()?, &[]))
+            .collect::<PyResult<Vec<_>>>()?;
+        let remap: Option<u32> = get(s, "remap")?.extract()?;
+        let scene = py.detach(|| build_rust_scene(&entries))?;
+        sources.push(Arc::new(Source {
+            entries,
+            scene: Arc::new(scene),
+            remap,
+        }));
+    }
+    let entries = get(state, "geometries")?
+        .cast::<PyList>()?
+        .iter()
+        .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut st = scene.lock(py);
+    *st = State {
+        entries,
+        ..State::default()
+    };
+    for s in &sources {
+        if let Some(g) = s.remap {
+            st.geometry_sources.insert(g, s.clone());
+        }
+    }
+    Ok(())
+}
