@@ -17,6 +17,8 @@ cargo fmt --all -- --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
+# The kernel benchmarks need the engine's SIMD routines, which the `internals` feature opens.
+cargo clippy -p raypick --all-targets --features internals -- -D warnings
 
 step "cargo test --workspace"
 cargo test --workspace

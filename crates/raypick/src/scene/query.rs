@@ -576,8 +576,8 @@ impl Scene {
         self.count(ray, opts, Mode::BruteForce)
     }
 
-    /// [`Scene::finish`] into `out`, in place. Out of line (inlined, it would enlarge every walk
-    /// that calls it by more than a call costs once per hit), and writing the answer itself:
+    /// [`Scene::finish`] into `out`, in place. Out of line (it runs once per hit, and inlined it
+    /// would only make the walks that call it larger), and writing the answer itself:
     /// returned by value, the hit would be stored to the caller's stack field by field and copied
     /// to the batch's slot with 32-byte loads at once, which the CPU cannot forward from those
     /// narrower stores, so the loads would wait for the stores to complete.

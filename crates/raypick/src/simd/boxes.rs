@@ -151,9 +151,8 @@ pub(super) unsafe fn slab8_avx(
             let inv = _mm256_set1_ps(ray.inv_dir[axis]);
             // The near plane is the max plane where the direction is negative
             // ([`BoxRay::near_row`]): the sign of `inv_dir` (±0 gives ±∞), by which BLENDVPS
-            // selects. Fixed rows and a blend instead of row arithmetic per node: no row
-            // index to compute or reload at each node visit, when the ray's rows would not stay
-            // in registers.
+            // selects. Fixed rows and a blend instead of row arithmetic: a node visit computes
+            // no row index, and reloads none when the ray's values do not stay in registers.
             let (min_plane, max_plane) = (plane(2 * axis), plane(2 * axis + 1));
             let near_plane = _mm256_blendv_ps(min_plane, max_plane, inv);
             let far_plane = _mm256_blendv_ps(max_plane, min_plane, inv);
