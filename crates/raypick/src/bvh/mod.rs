@@ -46,7 +46,7 @@ pub use traverse::BvhRay;
 pub use validate::ValidationError;
 
 /// Every leaf of a wide tree starts at a multiple of this in its primitive order: the lane count of
-/// the triangle blocks ([`crate::simd::Tri4`]), so a mesh's leaf is whole blocks.
+/// the triangle blocks (`crate::simd::Tri4`), so a mesh's leaf is whole blocks.
 pub const LEAF_ALIGN: usize = crate::simd::LANES;
 
 /// The deepest a [`Bvh`] may be (root at depth 1). The builder switches to median splits, which

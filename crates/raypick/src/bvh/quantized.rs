@@ -34,16 +34,11 @@
 //! ([`WideTree`]), with the quantized node test (bytes widened and scaled in AVX2 registers on
 //! x86-64-v3 CPUs, dequantized in scalar code and tested in SSE otherwise; a scalar twin).
 
-use std::ops::{ControlFlow, Range};
-
 use glam::Vec3;
 
-use super::wide::{
-    traverse_nodes, traverse_nodes_each, Child, NodeLayout, Order, RayRun, Traverse, WideBvh,
-    WideRay, WideTree,
-};
+use super::wide::{Child, NodeLayout, NodeTest, WideBvh, WideTree};
 use super::{BuildConfig, ValidationError};
-use crate::simd::{dispatch_to, qbox8_on, Isa, QuantBoxes8};
+use crate::simd::{qbox8_on, BoxHits, BoxRay, Isa, QuantBoxes8};
 use crate::Aabb;
 
 /// Lanes of a node.
@@ -274,73 +269,12 @@ impl QuantizedBvh {
             num_prims: wide.num_prims,
         }
     }
-
-    /// [`Traverse::traverse_prefetching`] compiled for `isa`.
-    #[inline(always)]
-    pub(crate) fn traverse_on<F, P>(
-        &self,
-        isa: Isa,
-        ray: &WideRay,
-        order: Order,
-        t_max: f32,
-        leaf: F,
-        leaf_data: P,
-    ) -> ControlFlow<()>
-    where
-        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(usize) -> *const u8,
-    {
-        dispatch_to(
-            isa,
-            #[inline(always)]
-            |isa| {
-                traverse_nodes(
-                    &self.nodes,
-                    ray,
-                    order,
-                    t_max,
-                    leaf,
-                    leaf_data,
-                    #[inline(always)]
-                    |node: &QuantNode, r, t| qbox8_on(isa, &node.boxes, r, t),
-                )
-            },
-        )
-    }
 }
 
-impl Traverse for QuantizedBvh {
-    #[inline]
-    fn traverse_prefetching<F, P>(
-        &self,
-        ray: &WideRay,
-        order: Order,
-        t_max: f32,
-        leaf: F,
-        leaf_data: P,
-    ) -> ControlFlow<()>
-    where
-        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(usize) -> *const u8,
-    {
-        self.traverse_on(Isa::detected(), ray, order, t_max, leaf, leaf_data)
-    }
-
-    #[inline]
-    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
-        dispatch_to(
-            Isa::detected(),
-            #[inline(always)]
-            |isa| {
-                traverse_nodes_each(
-                    &self.nodes,
-                    n,
-                    run,
-                    #[inline(always)]
-                    |node: &QuantNode, r, t| qbox8_on(isa, &node.boxes, r, t),
-                )
-            },
-        );
+impl NodeTest for QuantNode {
+    #[inline(always)]
+    fn test(&self, isa: Isa, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+        qbox8_on(isa, &self.boxes, ray, t_max)
     }
 }
 
@@ -350,8 +284,11 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
 
+    use std::ops::{ControlFlow, Range};
+
     use super::*;
     use crate::bvh::test_support::{random_boxes, random_ray, record_leaf, LeafRecorder};
+    use crate::bvh::wide::{traverse_nodes, Order, Traverse, WideRay};
 
     proptest! {
         /// Every quantized box holds its exact box, lies inside the node's exact box, and is tight:

@@ -11,11 +11,11 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | [`cpu`] | [`Isa`]: the instruction sets detected once per process; [`dispatch`], the one entry into code compiled for AVX or x86-64-v3; [`prefetch`] and [`prefetch_lines`] (cache hints, no twin needed: they change no result) |
-//! | [`boxes`] | [`BoxRay`] and the conservative slab test of one ray against the 4 or 8 child boxes of a wide node (Ize, "Robust BVH Ray Traversal", JCGT 2013): [`box4`], [`box8`] (SSE), [`box8_avx`]; twin [`box_scalar`] |
-//! | [`packet`] | [`PacketBoxRay`]: one conservative box test for 8 coherent rays ([`packet_box8_on`], twin [`packet_box_scalar`]), its set-up from eight rays, and the lane folds of the packet walk |
-//! | [`tri`] | [`Tri4`] blocks; the watertight test (Woop, Benthin, Wald, "Watertight Ray/Triangle Intersection", JCGT 2013) on one or two blocks: [`tri_hits`] (SSE/AVX, twin [`tri_hits_scalar`]), its prefilter [`tri_candidates`], and the split [`tri_rows`] / [`tri_hits_rows`] for a packet's rays from one point |
-//! | [`quant`] | [`QuantBoxes8`]: the 8-bit child boxes of a quantized node and their slab test ([`qbox8`], [`qbox8_avx2`], twin [`qbox8_scalar`]) |
+//! | `cpu` | `Isa`: the instruction sets detected once per process; `dispatch`, the one entry into code compiled for AVX or x86-64-v3; `prefetch` and `prefetch_lines` (cache hints, no twin needed: they change no result) |
+//! | `boxes` | `BoxRay` and the conservative slab test of one ray against the 4 or 8 child boxes of a wide node (Ize, "Robust BVH Ray Traversal", JCGT 2013): `box4`, `box8` (SSE), `box8_avx`; twin `box_scalar` |
+//! | `packet` | [`PacketBoxRay`]: one conservative box test for 8 coherent rays (`packet_box8_on`, twin `packet_box_scalar`), its set-up from eight rays, and the lane folds of the packet walk |
+//! | `tri` | `Tri4` blocks; the watertight test (Woop, Benthin, Wald, "Watertight Ray/Triangle Intersection", JCGT 2013) on one or two blocks: `tri_hits` (SSE/AVX, twin `tri_hits_scalar`), its prefilter `tri_candidates`, and the split `tri_rows` / `tri_hits_rows` for a packet's rays from one point |
+//! | `quant` | [`QuantBoxes8`]: the 8-bit child boxes of a quantized node and their slab test (`qbox8`, `qbox8_avx2`, twin `qbox8_scalar`) |
 //!
 //! Only [`PacketBoxRay`] (the input of [`WideBvh::traverse_packet`](crate::bvh::wide::WideBvh::traverse_packet))
 //! and [`QuantBoxes8`] (a field of [`QuantNode`](crate::bvh::quantized::QuantNode)) are public API; the
@@ -28,7 +28,7 @@
 //! on a slab plane of an axis the ray is parallel to) leaves the bound alone: that axis constrains
 //! nothing, as [`crate::Aabb::intersect_slabs`] decides.
 
-/// Lanes of a triangle block ([`Tri4`]) and of the 4-wide box test.
+/// Lanes of a triangle block (`Tri4`) and of the 4-wide box test.
 pub const LANES: usize = 4;
 
 /// `MINPS` on one lane: `a` when `a < b`, else `b` (so a NaN `a` gives `b`).

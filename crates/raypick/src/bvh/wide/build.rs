@@ -19,14 +19,14 @@ impl<const W: usize> WideBvh<W> {
         Self::from_binary_with(&Bvh::build(boxes, centroids, config), config)
     }
 
-    /// Collapses a binary BVH (see the [module docs](self)) with the costs of
+    /// Collapses a binary BVH (see [`crate::bvh::wide`]) with the costs of
     /// [`BuildConfig::BALANCED`].
     pub fn from_binary(bvh: &Bvh) -> Self {
         Self::from_binary_with(bvh, BuildConfig::BALANCED)
     }
 
-    /// Collapses a binary BVH with the node and leaf costs of `config` (see the
-    /// [module docs](self)). A node's lanes are ordered by decreasing box area, and every leaf
+    /// Collapses a binary BVH with the node and leaf costs of `config` (see
+    /// [`crate::bvh::wide`]). A node's lanes are ordered by decreasing box area, and every leaf
     /// starts at a multiple of [`LEAF_ALIGN`] in the primitive order, padded with
     /// [`WideBvh::PADDING`].
     pub fn from_binary_with(bvh: &Bvh, config: BuildConfig) -> Self {

@@ -14,7 +14,7 @@
 //! ([`QuantizedBvh`](crate::bvh::quantized::QuantizedBvh)). Every leaf starts at a multiple of
 //! [`LEAF_ALIGN`](crate::bvh::LEAF_ALIGN) in the primitive order, padded with
 //! [`WideTree::PADDING`], so a caller can keep its primitives in blocks of four (a mesh's
-//! [`Tri4`](crate::simd::Tri4) blocks) and a leaf is whole blocks.
+//! `Tri4` blocks) and a leaf is whole blocks.
 //!
 //! ## Walks
 //! Ordered and robust like the binary walk ([`crate::bvh::traverse`]): the node test is Ize's
@@ -22,19 +22,19 @@
 //! ([`Order`]) and their entry distances kept, the others deferred on a stack with their data
 //! prefetched; a popped entry is skipped when the leaf closure has shrunk `t_max` below it. Every
 //! entry point of the 8-wide layouts runs its loop compiled for the CPU at hand through
-//! [`dispatch`](crate::simd::dispatch) (x86-64-v3, AVX, or the SSE2 baseline; the `force-scalar`
+//! `dispatch` (x86-64-v3, AVX, or the SSE2 baseline; the `force-scalar`
 //! feature runs the scalar twins), with the caller's leaf closure inlined into it; the 4-wide
 //! tree's node test is SSE2 (or its twin) on every CPU.
 //!
 //! | file | what |
 //! |---|---|
 //! | [`node`] | [`NodeLayout`], [`Child`] and the float layout [`WideNode`] (SoA child boxes, then per child an index and a count) |
-//! | [`build`] | [`WideBvh::from_binary`]: the SAH-optimal collapse of the binary tree, lanes by decreasing box area |
-//! | [`walk`] | [`WideRay`], [`Order`] and the walk of one ray: a cursor and its stack, one turn at a time |
-//! | [`interleave`] | [`RayRun`] and the walks of a batch, three at a time, taking turns to hide memory latency |
-//! | [`packet`] | the walk of up to [`PACKET`] coherent rays with one node test for all |
-//! | [`order`] | the nearest-first order of hit children: sorting networks over integer keys |
-//! | [`check`] | validation and statistics of any layout |
+//! | `build` | [`WideBvh::from_binary`]: the SAH-optimal collapse of the binary tree, lanes by decreasing box area |
+//! | `walk` | [`WideRay`], [`Order`] and the walk of one ray: a cursor and its stack, one turn at a time |
+//! | `interleave` | [`RayRun`] and the walks of a batch, three at a time, taking turns to hide memory latency |
+//! | `packet` | the walk of up to [`PACKET`] coherent rays with one node test for all |
+//! | `order` | the nearest-first order of hit children: sorting networks over integer keys |
+//! | `check` | validation and statistics of any layout |
 
 mod build;
 mod check;
@@ -53,10 +53,11 @@ pub use interleave::RayRun;
 pub use node::{Child, NodeLayout, WideNode};
 pub use packet::PACKET;
 pub(crate) use walk::traverse_nodes;
+
 pub use walk::{Order, WideRay};
 
 use super::ValidationError;
-use crate::simd::{box4, box8_on, dispatch_to, Isa};
+use crate::simd::{box4, box8_on, dispatch_to, BoxHits, BoxRay, Isa};
 use crate::Aabb;
 
 /// A wide BVH over primitives known only by their boxes, with node layout `N` (see the
@@ -243,33 +244,38 @@ pub trait Traverse {
     }
 }
 
-impl Traverse for WideBvh<4> {
-    #[inline]
-    fn traverse_prefetching<F, P>(
-        &self,
-        ray: &WideRay,
-        order: Order,
-        t_max: f32,
-        leaf: F,
-        leaf_data: P,
-    ) -> ControlFlow<()>
-    where
-        F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(usize) -> *const u8,
-    {
-        traverse_nodes(
-            &self.nodes,
-            ray,
-            order,
-            t_max,
-            leaf,
-            leaf_data,
-            |node: &WideNode<4>, r, t| box4(&node.bounds, r, t),
-        )
+/// The box test of a node layout for the instruction set `isa` (a constant in each copy that
+/// [`dispatch_to`] compiles): what the shared walks need to be compiled for a layout. Eight lanes
+/// of answers whatever the width (a 4-wide node's upper lanes are never hit), so one walk serves
+/// every layout.
+pub(crate) trait NodeTest: NodeLayout {
+    /// Which of the node's children `ray` reaches within `[ray.t_min, t_max]`, and where it
+    /// enters them (conservative: Ize's padded slab test).
+    fn test(&self, isa: Isa, ray: &BoxRay, t_max: f32) -> BoxHits<8>;
+}
+
+/// Four lanes in one SSE pass on every x86-64 CPU (or the twin).
+impl NodeTest for WideNode<4> {
+    #[inline(always)]
+    fn test(&self, _isa: Isa, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+        let hits = box4(&self.bounds, ray, t_max);
+        let mut t_near = [0.0; 8];
+        t_near[..4].copy_from_slice(&hits.t_near);
+        BoxHits {
+            mask: hits.mask,
+            t_near,
+        }
     }
 }
 
-impl Traverse for WideBvh<8> {
+impl NodeTest for WideNode<8> {
+    #[inline(always)]
+    fn test(&self, isa: Isa, ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+        box8_on(isa, &self.bounds, ray, t_max)
+    }
+}
+
+impl<N: NodeTest> Traverse for WideTree<N> {
     #[inline]
     fn traverse_prefetching<F, P>(
         &self,
@@ -292,7 +298,11 @@ impl Traverse for WideBvh<8> {
     }
 }
 
-impl WideBvh<8> {
+#[allow(
+    private_bounds,
+    reason = "crate-internal entry points, for the tests and the public trait"
+)]
+impl<N: NodeTest> WideTree<N> {
     /// [`Traverse::traverse_prefetching`] compiled for `isa` ([`dispatch_to`]).
     #[inline(always)]
     pub(crate) fn traverse_on<F, P>(
@@ -320,7 +330,7 @@ impl WideBvh<8> {
                     leaf,
                     leaf_data,
                     #[inline(always)]
-                    |node: &WideNode<8>, r, t| box8_on(isa, &node.bounds, r, t),
+                    |node: &N, r, t| node.test(isa, r, t),
                 )
             },
         )
@@ -338,7 +348,7 @@ impl WideBvh<8> {
                     n,
                     run,
                     #[inline(always)]
-                    |node: &WideNode<8>, r, t| box8_on(isa, &node.bounds, r, t),
+                    |node: &N, r, t| node.test(isa, r, t),
                 )
             },
         );

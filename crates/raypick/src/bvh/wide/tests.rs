@@ -406,7 +406,7 @@ fn runs_visit_what_single_walks_visit<const NEAREST: bool>(
         assert!(run.finished[..n].iter().all(|&f| f == 1), "run of {n}");
         assert!(run.finished[n..].iter().all(|&f| f == 0), "run of {n}");
     }
-    // The trait's own loop, which the 4-wide tree uses, against that tree's single walks.
+    // The 4-wide tree's interleaved walks against its single walks.
     let wide4 = WideBvh::<4>::build(boxes, centroids, BuildConfig::BALANCED);
     let mut run = recorder();
     wide4.traverse_each(rays.len(), &mut run);

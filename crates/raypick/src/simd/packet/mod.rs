@@ -7,7 +7,7 @@ use super::boxes::slab_hit;
 use super::boxes::slab_hits8_avx;
 use super::{max_ps, min_ps, BoxHits, Isa};
 
-/// What [`packet_box8_on`] needs of a packet of rays, one box test for all of them: the range of
+/// What `packet_box8_on` needs of a packet of rays, one box test for all of them: the range of
 /// their origins and of their reciprocal directions per axis. Only for rays in one octant (one sign
 /// per direction component, so one near and one far row) with finite `1/dir` components.
 ///
@@ -16,7 +16,7 @@ use super::{max_ps, min_ps, BoxHits, Isa};
 /// `(plane − o_hi|lo)·inv_lo|hi`, because rounding is monotone in each operand (the subtraction in
 /// `o`, the product in either factor while the other keeps its sign). The near distance taken is the
 /// smallest corner, the far one the largest, and the padding, the maxima and minima after them are
-/// monotone too, so whenever one ray's [`box_scalar`] reports a child, so does the packet's test (a
+/// monotone too, so whenever one ray's `box_scalar` reports a child, so does the packet's test (a
 /// frustum test in the spirit of Reshetov, Soupikov and Hurley, "Multi-Level Ray Tracing Algorithm",
 /// SIGGRAPH 2005, here with exact rounding arguments instead of planes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,7 +29,7 @@ pub struct PacketBoxRay {
     pub inv_lo: [f32; 3],
     /// Largest `1/dir` per axis.
     pub inv_hi: [f32; 3],
-    /// Row of each axis' near plane, as in [`BoxRay`] (the same for every ray of the packet).
+    /// Row of each axis' near plane, as in `BoxRay` (the same for every ray of the packet).
     pub near_row: [usize; 3],
     /// Row of each axis' far plane.
     pub far_row: [usize; 3],
@@ -236,7 +236,7 @@ impl PacketBoxRay {
         }
     }
 
-    /// Whether any ray of the packet can reach `bounds` ([`packet_box_scalar`] on that one box, no
+    /// Whether any ray of the packet can reach `bounds` (`packet_box_scalar` on that one box, no
     /// bound on `t`): when not, every ray of the packet misses whatever lies inside it. One SSE
     /// lane per axis on x86-64, else the scalar twin.
     #[inline]
@@ -264,8 +264,8 @@ impl PacketBoxRay {
     }
 
     /// Whether the rays look alike enough for a packet walk to pay: one origin and directions
-    /// within [`CONE_SPREAD`] of each other (a perspective camera's neighbouring pixels), or
-    /// reciprocal directions within [`COHERENT_SPREAD`] of each other (an orthographic camera's).
+    /// within `CONE_SPREAD` of each other (a perspective camera's neighbouring pixels), or
+    /// reciprocal directions within `COHERENT_SPREAD` of each other (an orthographic camera's).
     /// Only a matter of speed: the test is conservative whatever the spread. Rays from one eye
     /// through far-apart pixels (a sparse sample of an image) are not a packet: their union
     /// reaches most of the tree, so the packet visits far more nodes than any of its rays alone.
