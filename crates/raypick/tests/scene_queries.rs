@@ -950,9 +950,9 @@ fn packets_of_camera_rays_answer_like_single_rays() {
                     // Not vacuous: most groups of eight are walked as packets.
                     let packets = groups()
                         .filter(|g| {
-                            raypick::simd::PacketBoxRay::of_eight(g)
-                                .1
-                                .is_some_and(|p| p.is_coherent())
+                            raypick::simd::PacketBoxRay::of_eight(g).1.is_some_and(|p| {
+                                p.is_coherent(scene.bounds().extent().max_element())
+                            })
                         })
                         .count();
                     assert!(packets * 2 > rays.len() / 8, "{kind}: {packets} packets");

@@ -33,9 +33,13 @@ const FAR_PAD: f32 = 2.0 * gamma(3);
 /// triangles): 2⁻¹⁶ covers both with a wide margin and costs a negligible amount of extra visits.
 const PRUNE_PAD: f32 = 1.0 / 65536.0;
 
+/// The bound a walk prunes boxes with: `t_max` padded by [`PRUNE_PAD`], and at most `f32::MAX`.
+/// Hits have finite `t`, so a box entered at `+∞` holds none: a ray whose direction is so small
+/// that every reciprocal overflows (denormal components) enters every box ahead of it at `+∞`,
+/// and without the cap an unbounded walk would visit every one of them.
 #[inline(always)]
 pub(crate) fn prune_bound(t_max: f32) -> f32 {
-    t_max + t_max.abs() * PRUNE_PAD
+    (t_max + t_max.abs() * PRUNE_PAD).min(f32::MAX)
 }
 
 /// A ray prepared for box tests: origin, reciprocal direction and `t_min`, computed once per ray.

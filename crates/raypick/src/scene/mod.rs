@@ -441,6 +441,69 @@ mod tests {
         TriMesh::new(vertices, indices)
     }
 
+    /// No cliffs: a batch does no more node tests than casting its rays one at a time, whatever
+    /// their arrangement. Parallel rays from origins scattered over the scene (a directional
+    /// light's shadow rays from random points) are not walked as packets, whose bounds would span
+    /// the scene; rays whose direction is so small that every reciprocal overflows reach no box.
+    /// Counted in node visits, not time; the answers are the single walks'.
+    #[test]
+    fn batches_do_no_more_work_than_single_rays() {
+        use crate::bvh::wide::visits;
+        use crate::Ray;
+        let mut builder = SceneBuilder::new();
+        builder.add_mesh(grid(64));
+        let scene = builder.build().expect("a valid mesh");
+        let opts = QueryOptions::default();
+        let light = Vec3::new(0.3, 0.2, 1.0).normalize();
+        // Origins on a lattice over the scene in a scrambled order, so that neighbours in the
+        // batch are far apart.
+        let n = 4096usize;
+        let origin = |k: usize| {
+            let s = (k * 2_654_435_761) % n;
+            Vec3::new((s % 64) as f32, (s / 64) as f32, -3.0)
+        };
+        let shadow: Vec<Ray> = (0..n).map(|k| Ray::new(origin(k), light)).collect();
+        // The same rays in lattice order: neighbours in the batch are neighbours in the scene,
+        // which a packet walk serves well.
+        let ordered: Vec<Ray> = (0..n)
+            .map(|s| Ray::new(Vec3::new((s % 64) as f32, (s / 64) as f32, -3.0), light))
+            .collect();
+        // Directions with every component denormal: `t` of any hit overflows, so all miss.
+        let tiny: Vec<Ray> = (0..n).map(|k| Ray::new(origin(k), light * 1e-40)).collect();
+        for (name, rays, at_most) in [
+            ("scattered", &shadow, 1.0),
+            ("ordered", &ordered, 1.25),
+            ("denormal", &tiny, 1.0),
+        ] {
+            visits::take();
+            let singles: Vec<Option<Hit>> = rays
+                .iter()
+                .map(|r| scene.intersect_with(r, &opts))
+                .collect();
+            let single_visits = visits::take();
+            let mut batch = vec![None; rays.len()];
+            scene.intersect_into(rays, &opts, &mut batch);
+            let batch_visits = visits::take();
+            assert_eq!(batch, singles, "{name}");
+            assert!(
+                batch_visits as f64 <= at_most * single_visits as f64,
+                "{name}: {batch_visits} node visits in a batch, {single_visits} one by one"
+            );
+            if name == "denormal" {
+                assert!(singles.iter().all(Option::is_none));
+                assert!(
+                    single_visits <= 2 * n as u64,
+                    "{single_visits} visits for {n} rays"
+                );
+            } else {
+                assert!(
+                    singles.iter().filter(|h| h.is_some()).count() > n / 2,
+                    "{name}"
+                );
+            }
+        }
+    }
+
     /// A mesh keeps one copy of its triangles' ids, in its blocks: the BVH gives its own up, every
     /// triangle's id sits once beside its own vertices, and the memory count is the tree's nodes
     /// and the blocks, nothing else.

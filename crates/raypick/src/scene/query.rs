@@ -479,6 +479,8 @@ impl Scene {
             singles(rays, out);
             return;
         }
+        // The scale that tells near origins from scattered ones (`is_coherent`).
+        let extent = self.bounds.extent().max_element();
         // Rays from `run` up to the current group are answered one by one when the run ends.
         let mut run = 0;
         let groups = rays.len() / PACKET * PACKET;
@@ -498,7 +500,7 @@ impl Scene {
                 unreachable!("groups of PACKET")
             };
             // Read in place (see `coherent_packet`).
-            if let &(active, Some(ref p)) = &coherent_packet(group_rays) {
+            if let &(active, Some(ref p)) = &coherent_packet(group_rays, extent) {
                 if p.reaches(&self.bounds) {
                     packet(group_rays, p, active, group_out);
                 } else {
@@ -657,8 +659,9 @@ impl Scene {
 
 /// The packet of a group of rays and the mask of its valid ones, when it is worth a packet walk:
 /// valid rays in one octant with finite `1/dir`, from one origin within a narrow cone (a camera's
-/// neighbouring pixels) or along nearly one direction ([`PacketBoxRay::is_coherent`]). Only a
-/// matter of speed: a packet answers every ray exactly as a single walk does.
+/// neighbouring pixels) or along nearly one direction from nearby origins, in a scene `extent`
+/// wide ([`PacketBoxRay::is_coherent`]). Only a matter of speed: a packet answers every ray
+/// exactly as a single walk does.
 ///
 /// Returned as [`PacketBoxRay::of_eight`] returns it (the packet `None` when not worth it) and
 /// read in place by the caller: `of_eight` (an AVX function, a call) writes its answer field by
@@ -666,7 +669,7 @@ impl Scene {
 /// those narrower stores, which the CPU cannot forward. Always inlined, for the same reason:
 /// returned from a call of its own, the answer would be copied again.
 #[inline(always)]
-fn coherent_packet(rays: &[Ray; PACKET]) -> (u32, Option<PacketBoxRay>) {
+fn coherent_packet(rays: &[Ray; PACKET], extent: f32) -> (u32, Option<PacketBoxRay>) {
     // Random rays leave here (the last or the second ray in another octant, 7 times in 8 each):
     // `of_eight` checks every ray, in one pass, only for groups that may be coherent.
     let octant = |r: &Ray| r.dir.is_negative_bitmask();
@@ -675,7 +678,7 @@ fn coherent_packet(rays: &[Ray; PACKET]) -> (u32, Option<PacketBoxRay>) {
     }
     const _: () = assert!(PACKET == 8, "PacketBoxRay::of_eight");
     let mut group = PacketBoxRay::of_eight(rays);
-    if !group.1.as_ref().is_some_and(PacketBoxRay::is_coherent) {
+    if !group.1.as_ref().is_some_and(|p| p.is_coherent(extent)) {
         group.1 = None;
     }
     group

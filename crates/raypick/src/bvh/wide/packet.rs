@@ -71,6 +71,8 @@ pub(super) fn traverse_packet_nodes<N, const W: usize, F, P, B>(
     loop {
         let node = node_at(nodes, index);
         prefetch(std::slice::from_ref(node));
+        #[cfg(test)]
+        super::visits::node();
         let hits = boxes(node, packet, bound(&prune, node_rays));
         let mut mask = hits.mask;
         let defer = |stack: &mut ArrayVec<(Child, u32, f32), { stack_size(8) }>, lane: usize| {

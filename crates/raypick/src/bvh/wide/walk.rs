@@ -160,6 +160,8 @@ impl Cursor {
             return self.pop(pace, stack, nodes, &mut leaf, leaf_data);
         }
         let node = node_at(nodes, self.next.index as usize);
+        #[cfg(test)]
+        super::visits::node();
         let hits = boxes(node, &ray.boxes, self.prune);
         let mut mask = hits.mask;
         let rest = mask & mask.wrapping_sub(1);

@@ -263,20 +263,25 @@ impl PacketBoxRay {
         packet_box_scalar::<1>(&rows, self, f32::INFINITY).mask != 0
     }
 
-    /// Whether the rays look alike enough for a packet walk to pay: one origin and directions
-    /// within `CONE_SPREAD` of each other (a perspective camera's neighbouring pixels), or
-    /// reciprocal directions within `COHERENT_SPREAD` of each other (an orthographic camera's).
-    /// Only a matter of speed: the test is conservative whatever the spread. Rays from one eye
-    /// through far-apart pixels (a sparse sample of an image) are not a packet: their union
-    /// reaches most of the tree, so the packet visits far more nodes than any of its rays alone.
+    /// Whether the rays look alike enough for a packet walk to pay, in a scene whose box is
+    /// `extent` wide (its largest side): one origin and directions within [`CONE_SPREAD`] of each
+    /// other (a perspective camera's neighbouring pixels), or reciprocal directions within
+    /// [`COHERENT_SPREAD`] of each other from origins within [`ORIGIN_SPREAD`] times `extent`
+    /// of each other (an orthographic camera's neighbouring pixels, shadow rays toward a
+    /// directional light from neighbouring hit points). Only a matter of speed: the test is
+    /// conservative whatever the spread. Rays from one eye through far-apart pixels, or parallel
+    /// rays from scattered origins, are not a packet: the packet's bounds span the whole group,
+    /// its union reaches most of the tree, and it would visit far more nodes than any of its
+    /// rays alone.
     #[inline]
-    pub fn is_coherent(&self) -> bool {
+    pub fn is_coherent(&self, extent: f32) -> bool {
         if self.origin_lo == self.origin_hi {
             self.narrow_cone()
         } else {
             (0..3).all(|a| {
                 let (lo, hi) = (self.inv_lo[a], self.inv_hi[a]);
                 hi - lo <= COHERENT_SPREAD * lo.abs().min(hi.abs())
+                    && self.origin_hi[a] - self.origin_lo[a] <= ORIGIN_SPREAD * extent
             })
         }
     }
@@ -300,6 +305,12 @@ impl PacketBoxRay {
 /// Relative spread of `1/dir` (per axis) up to which rays with different origins count as one
 /// direction in [`PacketBoxRay::is_coherent`]: a heuristic, no tolerance of any answer.
 pub const COHERENT_SPREAD: f32 = 1.0 / 64.0;
+
+/// Spread of the origins of rays with different origins up to which they count as a packet in
+/// [`PacketBoxRay::is_coherent`], relative to the scene's extent (per axis): eight neighbouring
+/// pixels of an orthographic view 512 pixels wide span 1/64 of it. A heuristic, no tolerance of
+/// any answer.
+pub const ORIGIN_SPREAD: f32 = 1.0 / 32.0;
 
 /// Spread of the directions of rays from one origin up to which they count as a packet in
 /// [`PacketBoxRay::is_coherent`] (per axis, relative to the largest component: about 1.8°). Eight

@@ -86,23 +86,33 @@ fn packets_are_neighbouring_pixels_or_one_direction() {
         let rays: Vec<Ray> = (0..8).map(|i| Ray::new(origin(i), dir(i))).collect();
         PacketBoxRay::new(&rays).expect("one octant, finite 1/dir")
     };
+    // A scene 400 wide.
+    const EXTENT: f32 = 400.0;
     let eye = |_| Vec3::new(1.0, 2.0, 3.0);
     // Eight neighbouring pixels of a 1024-pixel-wide camera with a 45° field of view.
     let pixel = 0.83 / 1024.0;
     let neighbours = |i| Vec3::new(0.2 + i as f32 * pixel, 0.1, -1.0).normalize();
-    assert!(packet(&eye, &neighbours).is_coherent());
+    assert!(packet(&eye, &neighbours).is_coherent(EXTENT));
     // The same eye through pixels 52 apart (a sparse sample of the image): not a packet.
     let sparse = |i| Vec3::new(0.05 + 52.0 * i as f32 * pixel, 0.1, -1.0).normalize();
-    assert!(!packet(&eye, &sparse).is_coherent());
+    assert!(!packet(&eye, &sparse).is_coherent(EXTENT));
     // Just inside and just outside the cone: x spreads over `s` times the largest component.
     let spread = |s: f32| move |i: usize| Vec3::new(2.0 + s * 4.0 * i as f32 / 7.0, 1.0, -4.0);
-    assert!(packet(&eye, &spread(0.9 * CONE_SPREAD)).is_coherent());
-    assert!(!packet(&eye, &spread(1.1 * CONE_SPREAD)).is_coherent());
+    assert!(packet(&eye, &spread(0.9 * CONE_SPREAD)).is_coherent(EXTENT));
+    assert!(!packet(&eye, &spread(1.1 * CONE_SPREAD)).is_coherent(EXTENT));
     // An orthographic camera: one direction, origins apart.
     let grid = |i| Vec3::new(i as f32, 0.0, 5.0);
-    assert!(packet(&grid, &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent());
+    assert!(packet(&grid, &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent(EXTENT));
+    // One direction from origins scattered over the scene (a directional light's shadow rays
+    // from random points): not a packet, however parallel.
+    let scattered = |i| Vec3::new(7.0 * i as f32, (i * i) as f32, 5.0 - 30.0 * i as f32);
+    assert!(!packet(&scattered, &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent(EXTENT));
+    // Origins just inside and just outside the spread.
+    let row = |s: f32| move |i: usize| Vec3::new(s * EXTENT * i as f32 / 7.0, 0.0, 5.0);
+    assert!(packet(&row(0.9 * ORIGIN_SPREAD), &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent(EXTENT));
+    assert!(!packet(&row(1.1 * ORIGIN_SPREAD), &|_| Vec3::new(0.3, 0.2, -1.0)).is_coherent(EXTENT));
     // Different origins and directions: not a packet.
-    assert!(!packet(&grid, &neighbours).is_coherent());
+    assert!(!packet(&grid, &neighbours).is_coherent(EXTENT));
 }
 
 #[test]
