@@ -7,7 +7,7 @@ use glam::{Affine3A, Vec3};
 use super::MeshBvh;
 use super::{
     mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
-    MeshAccel, Scene, Spheres, SpheresAccel, TriMesh,
+    MeshAccel, MeshParts, Scene, Spheres, SpheresAccel, TopItem, TriMesh,
 };
 use crate::bvh::{BuildConfig, Bvh};
 use crate::Aabb;
@@ -122,19 +122,42 @@ impl SceneBuilder {
         }
         let config = self.config;
         let mut accels = Vec::with_capacity(self.geometries.len());
+        let mut parts = Vec::new();
         for (id, g) in self.geometries.iter().enumerate() {
-            accels.push(prepare(id as u32, g, config)?);
+            accels.push(prepare(id as u32, g, config, &mut parts)?);
         }
-        let mut top_geoms = Vec::new();
+        // Scene-wide triangle numbers are `u32`, `u32::MAX` the padding.
+        let mut total = 0usize;
+        for &(id, m, _) in &parts {
+            total += m.indices.len();
+            if total >= u32::MAX as usize {
+                return Err(BuildError::TooManyPrimitives {
+                    geom: id,
+                    name: name_of(&self.geometries[id as usize]),
+                    count: total,
+                });
+            }
+        }
+        // Every mesh in one tree; the top level holds it as one item.
+        let meshes = (!parts.is_empty()).then(|| build_mesh_accel(&parts, config));
+        let mut top_items = Vec::new();
         let mut top_boxes = Vec::new();
         let mut bounds = Aabb::EMPTY;
+        let meshes_bounds = parts
+            .iter()
+            .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
+        if !meshes_bounds.is_empty() {
+            bounds = meshes_bounds;
+            top_items.push(TopItem::Meshes);
+            top_boxes.push(pad_box(meshes_bounds));
+        }
         for (id, g) in self.geometries.iter().enumerate() {
             let b = g.bounds();
-            if b.is_empty() {
+            if b.is_empty() || matches!(g, Geometry::Mesh(_)) {
                 continue;
             }
             bounds = bounds.union(b);
-            top_geoms.push(id as u32);
+            top_items.push(TopItem::Geometry(id as u32));
             top_boxes.push(pad_box(b));
         }
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
@@ -143,11 +166,13 @@ impl SceneBuilder {
             .geometries
             .iter()
             .any(|g| matches!(g, Geometry::Instance(_)));
+        drop(parts);
         Ok(Scene {
             geometries: self.geometries,
             accels,
+            meshes,
             top,
-            top_geoms,
+            top_items,
             top_boxes,
             bounds,
             config,
@@ -169,12 +194,19 @@ fn one_at_a_time(config: BuildConfig) -> BuildConfig {
     }
 }
 
-/// Checks one geometry and builds its acceleration data.
-fn prepare(id: u32, g: &Geometry, config: BuildConfig) -> Result<Accel, BuildError> {
+/// Checks one geometry and builds its acceleration data; a mesh joins `parts` (its id, the mesh
+/// and its mask), whose shared tree the caller builds.
+fn prepare<'g>(
+    id: u32,
+    g: &'g Geometry,
+    config: BuildConfig,
+    parts: &mut Vec<(u32, &'g TriMesh, u32)>,
+) -> Result<Accel, BuildError> {
     match g {
         Geometry::Mesh(m) => {
             check_mesh(id, g, m)?;
-            Ok(Accel::Mesh(build_mesh_accel(m, config)))
+            parts.push((id, m, g.mask()));
+            Ok(Accel::Mesh)
         }
         Geometry::Spheres(s) => {
             check_spheres(id, g, s)?;
@@ -276,16 +308,17 @@ fn check_spheres(id: u32, g: &Geometry, s: &Spheres) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// The mesh in the frame centred on its box (see the module docs), with its BVH, triangles in BVH
-/// order. The mesh must have been checked.
-pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
-    let bounds = m.bounds();
+/// The meshes `parts` (geometry id, mesh, mask; checked) in the frame centred on their common box
+/// (see the module docs), with one BVH over all their triangles, in BVH order.
+pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConfig) -> MeshAccel {
+    let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
+    let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
     let offset = if bounds.is_empty() {
         Vec3::ZERO
     } else {
         bounds.center()
     };
-    let (boxes, centroids) = mesh_local_boxes(m, offset);
+    let (boxes, centroids) = mesh_local_boxes(&meshes, offset);
     let mut bvh = MeshBvh::build(&boxes, &centroids, config);
     drop((boxes, centroids));
     let ids = bvh.take_prim_ids();
@@ -293,8 +326,9 @@ pub(super) fn build_mesh_accel(m: &TriMesh, config: BuildConfig) -> MeshAccel {
         offset,
         blocks: Vec::new(),
         bvh,
+        parts: MeshParts::new(parts),
     };
-    accel.store(m, &ids);
+    accel.store(&meshes, &ids);
     accel
 }
 

@@ -21,17 +21,23 @@
 //! ```
 //!
 //! ## Structure
-//! Two BVH levels: a top-level [`Bvh`] over the geometries' world boxes, and one BVH per mesh and per
-//! sphere set. An [`Instance`] places a whole built scene (which holds no instances itself) with a
+//! Two BVH levels: a top-level [`Bvh`] over the scene's meshes (as one item), sphere sets and
+//! instances, and below it one 8-wide BVH over *every* triangle of the scene's meshes and one BVH
+//! per sphere set. The meshes share one tree, as a static scene's geometries do in Embree: a scene
+//! of many meshes (OBJ groups, glTF nodes) casts as fast as the same triangles in one mesh, where
+//! one tree per mesh under a top level whose boxes overlap (walls, floors and ceilings span an
+//! interior) would walk many of them per ray. Each triangle keeps its geometry: the blocks hold a
+//! scene-wide triangle number that names the geometry and its triangle, and masks stay per
+//! geometry (a triangle of a geometry the ray's mask excludes is skipped at the leaf). An [`Instance`] places a whole built scene (which holds no instances itself) with a
 //! `world_from_object` affine transform; the ray is moved into object space with the inverse transform
 //! *without renormalizing the direction*, so `t` stays in units of the world ray's `dir`. The hit
 //! point maps back with `world_from_object`, the normal with the inverse transpose, normalized.
 //!
 //! ## Precision far from the origin
-//! Each mesh is stored relative to the centre `c` of its bounding box: the builder keeps
+//! The meshes are stored relative to the centre `c` of their common bounding box: the builder keeps
 //! `v_local = v - c` in `f32` (exact by Sterbenz's lemma for any coordinate within a factor 2 of the
-//! centre's, so a mesh around 1e6 loses nothing), and its BVH is built in that frame. A query subtracts
-//! `c` from the ray origin once per ray and mesh; the watertight kernel then works with small
+//! centre's, so a model around 1e6 loses nothing), and their BVH is built in that frame. A query
+//! subtracts `c` from the ray origin once per ray; the watertight kernel then works with small
 //! coordinates, so a mesh at 1e5..1e6 is hit with the same `t`, triangle and barycentrics as the same
 //! mesh at the origin. The hit point is rebuilt as `c + (1 - u - v)·v0 + u·v1 + v·v2` from the local
 //! vertices: its error is a few ulps of the coordinates, not of the ray length. Spheres are tested with the
@@ -178,10 +184,12 @@ impl Traverse for MeshBvh {
 pub struct Scene {
     geometries: Vec<Geometry>,
     accels: Vec<Accel>,
-    /// Top-level BVH; its primitive `i` is geometry `top_geoms[i]`.
+    /// Every triangle of the scene's meshes in one BVH (`None` without triangles).
+    meshes: Option<MeshAccel>,
+    /// Top-level BVH; its primitive `i` is `top_items[i]`.
     top: Bvh,
-    top_geoms: Vec<u32>,
-    /// World boxes (padded) of `top_geoms`, as built.
+    top_items: Vec<TopItem>,
+    /// World boxes (padded) of `top_items`, as built.
     top_boxes: Vec<Aabb>,
     bounds: Aabb,
     config: BuildConfig,
@@ -197,23 +205,82 @@ const _: fn() = || {
 /// Per-geometry acceleration data.
 #[derive(Clone, Debug)]
 enum Accel {
-    Mesh(MeshAccel),
+    /// The mesh is a part of the scene's [`MeshAccel`].
+    Mesh,
     Spheres(SpheresAccel),
     Instance(InstanceAccel),
 }
 
-/// A mesh in its local frame (see "Precision far from the origin"), triangles in BVH order in
-/// blocks of four.
+/// What the top-level BVH holds: the scene's meshes (one item, their shared tree) or one sphere set
+/// or instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TopItem {
+    Meshes,
+    Geometry(u32),
+}
+
+/// The meshes of a [`MeshAccel`]: part `k` is geometry `geoms[k]`, its triangle `p` the scene-wide
+/// triangle `starts[k] + p`.
+#[derive(Clone, Debug)]
+struct MeshParts {
+    geoms: Vec<u32>,
+    /// `starts[k]`, then the total (one more entry than parts).
+    starts: Vec<u32>,
+    /// Each part's geometry mask.
+    masks: Vec<u32>,
+    /// The AND and the OR of the masks: a ray mask that meets `mask_all` lets every part through,
+    /// one that misses `mask_any` none.
+    mask_all: u32,
+    mask_any: u32,
+}
+
+impl MeshParts {
+    fn new(parts: &[(u32, &TriMesh, u32)]) -> Self {
+        let mut starts = vec![0u32];
+        for (_, m, _) in parts {
+            starts.push(starts[starts.len() - 1] + m.indices.len() as u32);
+        }
+        let masks: Vec<u32> = parts.iter().map(|&(_, _, mask)| mask).collect();
+        Self {
+            geoms: parts.iter().map(|&(g, _, _)| g).collect(),
+            starts,
+            mask_all: masks.iter().fold(u32::MAX, |a, &m| a & m),
+            mask_any: masks.iter().fold(0, |a, &m| a | m),
+            masks,
+        }
+    }
+
+    /// The part of scene-wide triangle `global`.
+    #[inline(always)]
+    fn part_of(&self, global: u32) -> usize {
+        if self.geoms.len() == 1 {
+            return 0;
+        }
+        self.starts.partition_point(|&s| s <= global) - 1
+    }
+
+    /// Geometry id and triangle index of scene-wide triangle `global`.
+    #[inline(always)]
+    fn locate(&self, global: u32) -> (u32, u32) {
+        let k = self.part_of(global);
+        (self.geoms[k], global - self.starts[k])
+    }
+}
+
+/// The scene's meshes in their local frame (see "Precision far from the origin"), every triangle
+/// in BVH order in blocks of four.
 #[derive(Clone, Debug)]
 struct MeshAccel {
-    /// The frame's origin in the scene's space: the centre of the mesh's box.
+    /// The frame's origin in the scene's space: the centre of the meshes' box.
     offset: Vec3,
-    /// Lane `i % 4` of `blocks[i / 4]` is the triangle at position `i` of the BVH order (its id in
-    /// `ids`, [`MeshBvh::PADDING`] for padding), vertices minus `offset` (padding positions hold
-    /// degenerate triangles that no leaf covers). The blocks are the only copy of the ids: the BVH
-    /// gives its own up ([`MeshBvh::take_prim_ids`]), 4 bytes per position.
+    /// Lane `i % 4` of `blocks[i / 4]` is the triangle at position `i` of the BVH order (its
+    /// scene-wide number in `ids`, see [`MeshParts`]; [`MeshBvh::PADDING`] for padding), vertices
+    /// minus `offset` (padding positions hold degenerate triangles that no leaf covers). The
+    /// blocks are the only copy of the ids: the BVH gives its own up ([`MeshBvh::take_prim_ids`]),
+    /// 4 bytes per position.
     blocks: Vec<Tri4>,
     bvh: MeshBvh,
+    parts: MeshParts,
 }
 
 impl MeshAccel {
@@ -230,20 +297,22 @@ impl MeshAccel {
         self.blocks.iter().flat_map(|b| b.ids).collect()
     }
 
-    /// Stores the triangles of `mesh` in BVH order (`ids`: the id at each position), in the frame
-    /// centred at `self.offset`.
+    /// Stores the triangles of `meshes` (the parts' meshes, in part order) in BVH order (`ids`: the
+    /// scene-wide number at each position), in the frame centred at `self.offset`.
     ///
     /// A triangle whose local vertices have zero area is stored collapsed onto its first vertex, so
     /// the traversal's kernel (`WatertightRay::test::<false>`) rejects it without asking
     /// [`is_degenerate`] at every hit. Only hits read these vertices back (the surface of a hit), and
     /// a degenerate triangle is never hit.
-    fn store(&mut self, mesh: &TriMesh, ids: &[u32]) {
+    fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
         self.blocks.clear();
         self.blocks.resize(ids.len().div_ceil(LANES), Tri4::ZERO);
         for (slot, &p) in ids.iter().enumerate() {
             if p != MeshBvh::PADDING {
                 let block = &mut self.blocks[slot / LANES];
-                let [v0, v1, v2] = local_triangle(mesh, p, self.offset);
+                let k = self.parts.part_of(p);
+                let prim = p - self.parts.starts[k];
+                let [v0, v1, v2] = local_triangle(meshes[k], prim, self.offset);
                 let tri = if is_degenerate(v0, v1, v2) {
                     [v0; 3]
                 } else {
@@ -343,9 +412,10 @@ impl Scene {
     }
 
     /// Statistics of the BVH of mesh or sphere set `id` (`None` for instances and unknown ids).
+    /// The scene's meshes share one BVH: for a mesh, its statistics.
     pub fn geometry_stats(&self, id: u32) -> Option<BvhStats> {
         match self.accels.get(id as usize)? {
-            Accel::Mesh(m) => Some(m.bvh.stats()),
+            Accel::Mesh => self.meshes.as_ref().map(|m| m.bvh.stats()),
             Accel::Spheres(s) => Some(s.bvh.stats()),
             Accel::Instance(_) => None,
         }
@@ -355,29 +425,37 @@ impl Scene {
     /// the geometries' own vertex and index buffers nor instanced scenes.
     pub fn accel_memory_bytes(&self) -> usize {
         let mut bytes = self.top.stats().memory_bytes;
+        if let Some(m) = &self.meshes {
+            bytes += m.bvh.stats().memory_bytes
+                + m.blocks.capacity() * std::mem::size_of::<Tri4>()
+                + (m.parts.geoms.len() * 3 + 1) * std::mem::size_of::<u32>();
+        }
         for a in &self.accels {
-            bytes += match a {
-                Accel::Mesh(m) => {
-                    m.bvh.stats().memory_bytes + m.blocks.capacity() * std::mem::size_of::<Tri4>()
-                }
-                Accel::Spheres(s) => s.bvh.stats().memory_bytes,
-                Accel::Instance(_) => 0,
-            };
+            if let Accel::Spheres(s) = a {
+                bytes += s.bvh.stats().memory_bytes;
+            }
         }
         bytes
     }
 
-    /// Runs [`Bvh::validate`] on every BVH of the scene (top level, meshes, sphere sets) against
-    /// boxes recomputed from the geometry.
+    /// Runs [`Bvh::validate`] on every BVH of the scene (top level, the meshes', sphere sets)
+    /// against boxes recomputed from the geometry. A broken mesh BVH is reported for the first
+    /// mesh (they share it).
     pub fn validate(&self) -> Result<(), InvalidBvh> {
         self.top
             .validate(&self.top_boxes)
             .map_err(|source| InvalidBvh { geom: None, source })?;
+        if let Some(acc) = &self.meshes {
+            let meshes = self.mesh_parts();
+            acc.bvh
+                .validate(&acc.prim_ids(), &mesh_local_boxes(&meshes, acc.offset).0)
+                .map_err(|source| InvalidBvh {
+                    geom: Some(acc.parts.geoms[0]),
+                    source,
+                })?;
+        }
         for (id, (g, a)) in self.geometries.iter().zip(&self.accels).enumerate() {
             let result = match (g, a) {
-                (Geometry::Mesh(m), Accel::Mesh(acc)) => acc
-                    .bvh
-                    .validate(&acc.prim_ids(), &mesh_local_boxes(m, acc.offset).0),
                 (Geometry::Spheres(s), Accel::Spheres(acc)) => acc.bvh.validate(&sphere_boxes(s)),
                 _ => Ok(()),
             };
@@ -396,15 +474,49 @@ fn local_triangle(mesh: &TriMesh, prim: u32, offset: Vec3) -> [Vec3; 3] {
     mesh.indices[prim as usize].map(|i| mesh.vertices[i as usize] - offset)
 }
 
-/// Boxes and centroids of a mesh's triangles in the frame centred at `offset` (indices must have
-/// been checked). The triangles themselves are not kept: [`MeshAccel::store`] reads them again,
-/// which keeps the build's peak memory down.
-fn mesh_local_boxes(mesh: &TriMesh, offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
-    let boxes: Vec<Aabb> = (0..mesh.indices.len() as u32)
-        .map(|p| Aabb::from_points(local_triangle(mesh, p, offset)))
+/// Boxes and centroids of the meshes' triangles, in scene-wide order (part by part), in the frame
+/// centred at `offset` (indices must have been checked). The triangles themselves are not kept:
+/// [`MeshAccel::store`] reads them again, which keeps the build's peak memory down.
+fn mesh_local_boxes(meshes: &[&TriMesh], offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
+    let boxes: Vec<Aabb> = meshes
+        .iter()
+        .flat_map(|mesh| {
+            (0..mesh.indices.len() as u32)
+                .map(move |p| Aabb::from_points(local_triangle(mesh, p, offset)))
+        })
         .collect();
     let centroids = boxes.iter().map(Aabb::center).collect();
     (boxes, centroids)
+}
+
+impl Scene {
+    /// The meshes of [`Scene::meshes`], in part order.
+    fn mesh_parts(&self) -> Vec<&TriMesh> {
+        match &self.meshes {
+            Some(acc) => self.mesh_parts_of(acc),
+            None => Vec::new(),
+        }
+    }
+
+    /// The meshes of `accel`'s parts (the scene's mesh tree, held apart while it is rebuilt).
+    fn mesh_parts_of(&self, accel: &MeshAccel) -> Vec<&TriMesh> {
+        accel
+            .parts
+            .geoms
+            .iter()
+            .map(|&g| match &self.geometries[g as usize] {
+                Geometry::Mesh(m) => m,
+                _ => unreachable!("parts are meshes"),
+            })
+            .collect()
+    }
+
+    /// The world box of the scene's meshes.
+    fn meshes_bounds(&self) -> Aabb {
+        self.mesh_parts()
+            .iter()
+            .fold(Aabb::EMPTY, |b, m| b.union(m.bounds()))
+    }
 }
 
 fn sphere_boxes(s: &Spheres) -> Vec<Aabb> {
@@ -504,6 +616,76 @@ mod tests {
         }
     }
 
+    /// A scene of many meshes walks one tree over all their triangles: the same tree, node for
+    /// node, as the same triangles given as one mesh, so it does the same work per ray, and each
+    /// hit names its own geometry and triangle. A mask that hides some of the meshes hides their
+    /// triangles inside the shared tree.
+    #[test]
+    fn many_meshes_walk_one_tree_like_one_mesh() {
+        use crate::bvh::wide::visits;
+        use crate::Ray;
+        let whole = grid(40);
+        // The grid's triangles cut into 7 meshes of uneven sizes, each with all the vertices.
+        let cuts = [0, 100, 101, 900, 1500, 2000, 3100, whole.indices().len()];
+        let mut many = SceneBuilder::new();
+        for (k, w) in cuts.windows(2).enumerate() {
+            let part = TriMesh::new(
+                whole.vertices().to_vec(),
+                whole.indices()[w[0]..w[1]].to_vec(),
+            );
+            let id = many.add_mesh(part);
+            many.set_mask(id, 1 << (k % 3));
+        }
+        let many = many.build().expect("valid meshes");
+        let mut one = SceneBuilder::new();
+        one.add_mesh(whole.clone());
+        let one = one.build().expect("a valid mesh");
+        assert_eq!(many.geometry_stats(0), one.geometry_stats(0));
+        assert_eq!(many.geometry_stats(6), one.geometry_stats(0));
+        let rays: Vec<Ray> = (0..2000)
+            .map(|k| {
+                let (x, y) = ((k % 50) as f32 * 0.8 + 0.1, (k / 50) as f32 + 0.3);
+                Ray::new(Vec3::new(x, y, 5.0), Vec3::new(0.05, -0.02, -1.0))
+            })
+            .collect();
+        let opts = QueryOptions::default();
+        visits::take();
+        let hits_one: Vec<Option<Hit>> =
+            rays.iter().map(|r| one.intersect_with(r, &opts)).collect();
+        let visits_one = visits::take();
+        let hits_many: Vec<Option<Hit>> =
+            rays.iter().map(|r| many.intersect_with(r, &opts)).collect();
+        let visits_many = visits::take();
+        assert_eq!(visits_many, visits_one);
+        let mut hit = 0;
+        for (a, b) in hits_one.iter().zip(&hits_many) {
+            let (Some(a), Some(b)) = (a, b) else {
+                assert_eq!(a.is_some(), b.is_some());
+                continue;
+            };
+            hit += 1;
+            let k = cuts.partition_point(|&c| c as u32 <= a.prim) - 1;
+            assert_eq!((b.geom, b.prim), (k as u32, a.prim - cuts[k] as u32));
+            assert_eq!((b.t, b.point, b.normal), (a.t, a.point, a.normal));
+        }
+        assert!(hit > 1500, "{hit} hits");
+        // Mask 0b001: only meshes 0, 3 and 6; the answers are brute force's.
+        let masked = QueryOptions {
+            mask: 0b001,
+            ..QueryOptions::default()
+        };
+        let mut shown = 0;
+        for r in &rays {
+            let h = many.intersect_with(r, &masked);
+            assert_eq!(h, many.intersect_brute_force(r, &masked));
+            if let Some(h) = h {
+                assert_eq!(h.geom % 3, 0);
+                shown += 1;
+            }
+        }
+        assert!(shown > 100, "{shown} hits on the shown meshes");
+    }
+
     /// A mesh keeps one copy of its triangles' ids, in its blocks: the BVH gives its own up, every
     /// triangle's id sits once beside its own vertices, and the memory count is the tree's nodes
     /// and the blocks, nothing else.
@@ -517,7 +699,7 @@ mod tests {
                 ..BuildConfig::BALANCED
             },
         ] {
-            let accel = builder::build_mesh_accel(&mesh, config);
+            let accel = builder::build_mesh_accel(&[(0, &mesh, u32::MAX)], config);
             let node_bytes = match &accel.bvh {
                 MeshBvh::Wide(b) => {
                     assert!(b.prim_ids().is_empty());
@@ -543,7 +725,7 @@ mod tests {
                 assert_eq!(accel.tri(slot), local_triangle(&mesh, id, accel.offset));
             }
             assert!(seen.iter().all(|&s| s), "every triangle stored");
-            let boxes = mesh_local_boxes(&mesh, accel.offset).0;
+            let boxes = mesh_local_boxes(&[&mesh], accel.offset).0;
             accel.bvh.validate(&ids, &boxes).unwrap();
         }
     }

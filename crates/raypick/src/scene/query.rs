@@ -249,8 +249,8 @@ impl Scene {
         answer: impl Fn(&Ray, C, &mut T),
     ) {
         let ctx = ctx(opts);
-        if let Some((g, mesh)) = self.single_mesh(&ctx) {
-            mesh.visit_each(rays, out, g, &ctx, col, answer);
+        if let Some(meshes) = self.only_meshes(&ctx) {
+            meshes.visit_each(rays, out, &ctx, col, answer);
             return;
         }
         for (o, ray) in out.iter_mut().zip(rays) {
@@ -631,15 +631,15 @@ impl Scene {
     /// Point, unit normal and "is a triangle" of a raw hit in this scene's space.
     #[inline(always)]
     fn surface(&self, raw: &RawHit, ray: &Ray) -> (Vec3, Vec3, bool) {
-        match (
-            &self.geometries[raw.geom as usize],
-            &self.accels[raw.geom as usize],
-        ) {
-            (Geometry::Mesh(_), Accel::Mesh(a)) => {
+        match (&self.geometries[raw.geom as usize], &self.meshes) {
+            (Geometry::Mesh(_), Some(a)) => {
                 // The local triangle in BVH order: the same f32 data the kernel tested. Mesh hits
                 // carry the slot they were tested at, in the BVH and the brute-force walks alike.
                 let slot = raw.slot as usize;
-                debug_assert_eq!(a.blocks[slot / LANES].ids[slot % LANES], raw.prim);
+                debug_assert_eq!(
+                    a.parts.locate(a.blocks[slot / LANES].ids[slot % LANES]),
+                    (raw.geom, raw.prim)
+                );
                 // In 4-wide registers (`Vec3A`): the same operations on each component, in the
                 // same order, as with `Vec3`, so the same bits, in fewer instructions.
                 let [l0, l1, l2] = a.tri(slot).map(Vec3A::from);

@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use super::hit::RawHit;
 use super::MeshBvh;
-use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel};
+use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{Order, RayRun, Traverse, WideRay, PACKET};
 use crate::bvh::BvhRay;
 use crate::geom::sphere::sphere_quadratic;
@@ -60,21 +60,24 @@ impl Scene {
     ) -> ControlFlow<()> {
         match mode {
             Mode::BruteForce => {
+                if let Some(m) = &self.meshes {
+                    m.visit(ray, ctx, mode, col)?;
+                }
                 for id in 0..self.geometries.len() {
                     self.visit_geometry(id, ray, ctx, mode, col)?;
                 }
                 ControlFlow::Continue(())
             }
             Mode::Bvh if self.top.nodes().len() == 1 => {
-                // A single top-level leaf (e.g. one mesh): skip the box test, each geometry's own
+                // A single top-level leaf (e.g. only meshes): skip the box test, each item's own
                 // BVH tests its root box anyway.
-                if let Some((g, m)) = self.single_mesh(ctx) {
-                    // One mesh, the commonest scene: straight to its BVH, without the general
-                    // path through `visit_geometry` and its match on the geometry's kind.
-                    return m.visit(ray, g, ctx, mode, col);
+                if let Some(m) = self.only_meshes(ctx) {
+                    // Only meshes, the commonest scene: straight to their BVH, without the
+                    // general path and its match on the item's kind.
+                    return m.visit(ray, ctx, mode, col);
                 }
-                for &g in &self.top_geoms {
-                    self.visit_geometry(g as usize, ray, ctx, mode, col)?;
+                for &item in &self.top_items {
+                    self.visit_item(item, ray, ctx, mode, col)?;
                 }
                 ControlFlow::Continue(())
             }
@@ -82,8 +85,8 @@ impl Scene {
                 let t_max = col.t_max();
                 self.top.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
                     for i in range {
-                        let id = self.top_geoms[self.top.prim_ids()[i] as usize];
-                        self.visit_geometry(id as usize, ray, ctx, mode, col)?;
+                        let item = self.top_items[self.top.prim_ids()[i] as usize];
+                        self.visit_item(item, ray, ctx, mode, col)?;
                     }
                     *t_max = col.t_max();
                     ControlFlow::Continue(())
@@ -92,19 +95,29 @@ impl Scene {
         }
     }
 
-    /// The scene's only geometry and its accel when that is one mesh that `ctx`'s mask lets
-    /// through (the commonest scene: a loaded model). A mesh that the mask hides is `None`, and
-    /// the general walk skips it.
+    /// The scene's mesh tree when the scene holds nothing else (a loaded model, OBJ groups) and
+    /// `ctx`'s mask lets some mesh through. `None` otherwise, and the general walk takes over.
     #[inline]
-    pub(super) fn single_mesh(&self, ctx: &Ctx) -> Option<(u32, &MeshAccel)> {
-        match (&self.top_geoms[..], self.top.nodes().len()) {
-            (&[g], 1) => match &self.accels[g as usize] {
-                Accel::Mesh(m) if self.geometries[g as usize].mask() & ctx.mask != 0 => {
-                    Some((g, m))
-                }
-                _ => None,
-            },
+    pub(super) fn only_meshes(&self, ctx: &Ctx) -> Option<&MeshAccel> {
+        match (&self.top_items[..], self.top.nodes().len(), &self.meshes) {
+            (&[TopItem::Meshes], 1, Some(m)) if m.parts.mask_any & ctx.mask != 0 => Some(m),
             _ => None,
+        }
+    }
+
+    fn visit_item<C: Collector>(
+        &self,
+        item: TopItem,
+        ray: &Ray,
+        ctx: &Ctx,
+        mode: Mode,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        match (item, &self.meshes) {
+            (TopItem::Meshes, Some(m)) => m.visit(ray, ctx, mode, col),
+            (TopItem::Geometry(id), _) => self.visit_geometry(id as usize, ray, ctx, mode, col),
+            // The builder lists the meshes' item only when there is a tree.
+            (TopItem::Meshes, None) => ControlFlow::Continue(()),
         }
     }
 
@@ -121,7 +134,6 @@ impl Scene {
             return ControlFlow::Continue(());
         }
         match (geom, &self.accels[id]) {
-            (Geometry::Mesh(_), Accel::Mesh(m)) => m.visit(ray, id as u32, ctx, mode, col),
             (Geometry::Spheres(s), Accel::Spheres(a)) => a.visit(s, ray, id as u32, ctx, mode, col),
             (Geometry::Instance(inst), Accel::Instance(a)) => {
                 let ray_object = Ray {
@@ -136,26 +148,18 @@ impl Scene {
                 };
                 inst.scene.visit(&ray_object, &inner, mode, col)
             }
-            // The builder pairs each geometry with its own kind of accel.
+            // Meshes are walked through the scene's mesh tree; the builder pairs each other
+            // geometry with its own kind of accel.
             _ => ControlFlow::Continue(()),
         }
     }
 }
 
-/// The most meshes a scene may have for its batches to be walked as packets when its top level is
-/// more than one leaf: the packet walk skips the top-level BVH and tries every mesh.
-const PACKET_MESHES: usize = 4;
-
 impl Scene {
-    /// `true` when [`Scene::visit_packet`] answers for this scene: one level of meshes (no
-    /// instances, no spheres), few enough that a packet can try each without the top-level BVH
-    /// (each mesh's own BVH tests its box first): the common picking scene.
+    /// `true` when [`Scene::visit_packet`] answers for this scene: meshes only (no instances, no
+    /// spheres), whose one tree the packet walks: the common picking scene.
     pub(crate) fn takes_packets(&self) -> bool {
-        (self.top.nodes().len() <= 1 || self.top_geoms.len() <= PACKET_MESHES)
-            && self
-                .top_geoms
-                .iter()
-                .all(|&g| matches!(self.accels[g as usize], Accel::Mesh(_)))
+        self.top_items.iter().all(|&item| item == TopItem::Meshes)
     }
 
     /// [`Scene::visit`] (BVH mode) for the rays of `active` together, each with its own collector;
@@ -169,18 +173,12 @@ impl Scene {
         cols: &mut [C; PACKET],
     ) {
         debug_assert!(self.takes_packets());
-        for &g in &self.top_geoms {
-            let id = g as usize;
-            if active == 0 {
-                return;
-            }
-            if self.geometries[id].mask() & ctx.mask == 0 {
-                continue;
-            }
-            if let Accel::Mesh(m) = &self.accels[id] {
-                active &= !m.visit_packet(rays, packet, active, g, ctx, cols);
+        if let Some(m) = &self.meshes {
+            if m.parts.mask_any & ctx.mask != 0 {
+                active &= !m.visit_packet(rays, packet, active, ctx, cols);
             }
         }
+        let _ = active;
     }
 }
 
@@ -188,17 +186,19 @@ impl MeshAccel {
     fn visit<C: Collector>(
         &self,
         ray: &Ray,
-        geom: u32,
         ctx: &Ctx,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
-        let hits = LeafHits::new(geom, ctx);
+        if self.parts.mask_any & ctx.mask == 0 {
+            return ControlFlow::Continue(());
+        }
+        let hits = LeafHits::new(&self.parts, ctx);
         match mode {
             Mode::BruteForce => {
                 let wray = WatertightRay::new(&self.local(ray));
-                for (slot, prim) in self.blocks.iter().flat_map(|b| b.ids).enumerate() {
-                    if prim == MeshBvh::PADDING {
+                for (slot, global) in self.blocks.iter().flat_map(|b| b.ids).enumerate() {
+                    if global == MeshBvh::PADDING || !self.passes(global, &hits) {
                         continue;
                     }
                     if let Some(h) = self.test(&wray, slot, &hits, C::EDGES) {
@@ -231,14 +231,13 @@ impl MeshAccel {
         &self,
         rays: &'r [Ray],
         out: &mut [T],
-        geom: u32,
         ctx: &Ctx,
         col: impl Fn(&'r Ray) -> C,
         answer: impl Fn(&Ray, C, &mut T),
     ) {
         let mut run = MeshRun {
             mesh: self,
-            hits: LeafHits::new(geom, ctx),
+            hits: LeafHits::new(&self.parts, ctx),
             rays: &rays[..out.len()],
             out,
             col,
@@ -400,6 +399,9 @@ impl MeshAccel {
             let lane = lanes.trailing_zeros() as usize;
             lanes &= lanes - 1;
             let slot = base + lane;
+            if !self.passes(self.blocks[slot / LANES].ids[slot % LANES], hits) {
+                continue;
+            }
             let h = if decided.hit >> lane & 1 != 0 {
                 TriHit {
                     t: decided.t[lane],
@@ -428,7 +430,6 @@ impl MeshAccel {
         rays: &[Ray; PACKET],
         packet: &PacketBoxRay,
         active: u32,
-        geom: u32,
         ctx: &Ctx,
         cols: &mut [C; PACKET],
     ) -> u32 {
@@ -436,7 +437,7 @@ impl MeshAccel {
             // Quantized nodes have no packet walk: one ray at a time.
             let mut done = 0;
             for (i, (ray, col)) in rays.iter().zip(cols.iter_mut()).enumerate() {
-                if active >> i & 1 == 1 && self.visit(ray, geom, ctx, Mode::Bvh, col).is_break() {
+                if active >> i & 1 == 1 && self.visit(ray, ctx, Mode::Bvh, col).is_break() {
                     done |= 1 << i;
                 }
             }
@@ -444,7 +445,7 @@ impl MeshAccel {
         };
         // `self.local` of each ray, in SSE.
         let rays_local = crate::simd::moved_rays(rays, self.offset);
-        let hits = LeafHits::new(geom, ctx);
+        let hits = LeafHits::new(&self.parts, ctx);
         let mut kernel_rays: [Option<HitRay>; PACKET] = [None; PACKET];
         // The rays with a kernel ray, and those whose kernel ray has the origin and axes of the
         // first one made (`frame`).
@@ -544,15 +545,25 @@ impl MeshAccel {
     /// The raw hit of the kernel's hit `h` on the triangle at `slot`.
     #[inline(always)]
     fn raw_hit(&self, slot: usize, h: TriHit, hits: &LeafHits) -> RawHit {
+        let (geom, prim) = self
+            .parts
+            .locate(self.blocks[slot / LANES].ids[slot % LANES]);
         RawHit {
             t: h.t,
             u: h.u,
             v: h.v,
-            prim: self.blocks[slot / LANES].ids[slot % LANES],
+            prim,
             slot: slot as u32,
-            geom: hits.geom,
+            geom,
             instance: hits.instance,
         }
+    }
+
+    /// Whether the ray's mask lets scene-wide triangle `global` through: its geometry's mask meets
+    /// the ray's. Asked only when some part's mask misses the ray's ([`LeafHits::check_masks`]).
+    #[inline(always)]
+    fn passes(&self, global: u32, hits: &LeafHits) -> bool {
+        !hits.check_masks || self.parts.masks[self.parts.part_of(global)] & hits.mask != 0
     }
 
     /// [`MeshAccel::test`] out of line, for the lanes the SIMD test left undecided: an edge
@@ -664,10 +675,13 @@ impl<C: Collector> Collector for &mut C {
     }
 }
 
-/// What a mesh's leaves need of the query to test triangles and name their hits.
+/// What the mesh tree's leaves need of the query to test triangles and name their hits.
 #[derive(Clone, Copy, Debug)]
 struct LeafHits {
-    geom: u32,
+    /// The ray's mask.
+    mask: u32,
+    /// Whether some mesh's mask misses the ray's, so that each candidate's mesh must be asked.
+    check_masks: bool,
     instance: Option<u32>,
     /// The culling the kernel applies.
     kernel_culling: Culling,
@@ -680,10 +694,11 @@ struct LeafHits {
 
 impl LeafHits {
     #[inline(always)]
-    fn new(geom: u32, ctx: &Ctx) -> Self {
+    fn new(parts: &super::MeshParts, ctx: &Ctx) -> Self {
         let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
         Self {
-            geom,
+            mask: ctx.mask,
+            check_masks: parts.mask_all & ctx.mask == 0,
             instance: ctx.instance,
             kernel_culling: if cull_object_front {
                 Culling::None
