@@ -19,7 +19,9 @@
 //! 65,536), `THREADS` (rayon threads, default 1), `SAME` (set: both scenes from version A, for
 //! comparing build configurations), `A_*` / `B_*` (each scene's `BuildConfig`: `A_HQ` for the
 //! high-quality preset, `A_BINS`, `A_ML` (max leaf size), `A_IC` (intersection cost), `A_ST`
-//! (sweep threshold), `A_RB` / `A_RP` (reinsertion batch / passes), `A_COMPACT` (set: 8-bit child boxes)).
+//! (sweep threshold), `A_RB` / `A_RP` (reinsertion batch / passes), `A_COMPACT` (set: 8-bit child
+//! boxes)), and `PARTS` (the triangles as that many meshes of consecutive triangles, as a loader
+//! gives an OBJ's groups; default one mesh).
 use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
@@ -79,7 +81,14 @@ macro_rules! engine {
                         ..base
                     };
                     let mut builder = rp::SceneBuilder::with_config(config);
-                    builder.add_mesh(rp::TriMesh::new(vertices.to_vec(), indices.to_vec()));
+                    // `PARTS`: the triangles as that many meshes of consecutive triangles (as a
+                    // loader gives an OBJ's groups), else one mesh.
+                    let parts =
+                        std::env::var("PARTS").map_or(1, |s| s.parse::<usize>().expect("PARTS"));
+                    let per_part = indices.len().div_ceil(parts.max(1));
+                    for chunk in indices.chunks(per_part.max(1)) {
+                        builder.add_mesh(rp::TriMesh::new(vertices.to_vec(), chunk.to_vec()));
+                    }
                     let rays: Vec<rp::Ray> = rays
                         .iter()
                         .map(|r| {
