@@ -1,4 +1,8 @@
 //! The one error type of the crate: every failure says which file, where in it, and what is wrong.
+//!
+//! Each message is complete on one line, its cause included (an OS error, the scene builder's
+//! reason), so no variant also reports that cause through `Error::source`: a caller that prints the
+//! chain would otherwise repeat it. Bytes from a file are never echoed raw: [`shown`] escapes them.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -89,7 +93,6 @@ pub enum LoadError {
         /// The file.
         source_name: Source,
         /// What the operating system said.
-        #[source]
         error: std::io::Error,
     },
     /// The file has no bytes (or only white space).
@@ -139,7 +142,8 @@ pub enum LoadError {
         format: Format,
         /// Where the index is.
         location: Location,
-        /// The index as written in the file (after resolving OBJ's relative indices, 0-based).
+        /// The index as the file writes it: 0-based for PLY and glTF, 1-based or negative
+        /// (counting back from the latest vertex) for OBJ.
         index: i64,
         /// How many vertices there are.
         count: usize,
@@ -166,8 +170,47 @@ pub enum LoadError {
         /// The buffer's URI as written.
         uri: String,
         /// What the operating system said (or why no path could be formed).
-        #[source]
         error: std::io::Error,
+    },
+    /// A file the model refers to (a glTF buffer `uri`) is refused by the reference policy
+    /// ([`crate::OutsideRefs`]) or cannot be a file at all.
+    #[error("{source_name}: glTF {location}: the buffer URI `{}` is refused: {reason}", .uri.escape_debug())]
+    RefusedReference {
+        /// The glTF file.
+        source_name: Source,
+        /// The buffer in the JSON document.
+        location: Location,
+        /// The URI as written.
+        uri: String,
+        /// Why it is refused.
+        reason: RefusedReason,
+    },
+    /// Reading the file (or a file it refers to) would exceed the byte budget
+    /// ([`crate::Limits::max_bytes`]).
+    #[error("{source_name}: {}", too_many_bytes(.location, *.size, *.limit))]
+    TooManyBytes {
+        /// The file.
+        source_name: Source,
+        /// [`Location::File`] for the file itself, the buffer's JSON pointer for a glTF buffer.
+        location: Location,
+        /// The bytes the load would have read by then; `None` for a pipe or device, which has no
+        /// size (it went on past the budget).
+        size: Option<u64>,
+        /// The budget.
+        limit: u64,
+    },
+    /// The file holds (or announces) more triangles than the triangle budget
+    /// ([`crate::Limits::max_triangles`]).
+    #[error("{source_name}: {format} {location}: more than {limit} triangles, the budget of this load (max_triangles)")]
+    TooManyTriangles {
+        /// The file.
+        source_name: Source,
+        /// The format the file was read as.
+        format: Format,
+        /// Where the triangle over the budget is (or the count that announces it).
+        location: Location,
+        /// The budget.
+        limit: u64,
     },
     /// A valid file uses a feature this crate does not read (e.g. Draco compression, sparse positions).
     #[error("{source_name}: {format} {location}: unsupported: {feature}")]
@@ -196,7 +239,6 @@ pub enum LoadError {
         /// The file.
         source_name: Source,
         /// The scene builder's error.
-        #[source]
         error: raypick::BuildError,
     },
     /// A hand-built [`crate::Model`] is inconsistent (an instance names a mesh that does not exist).
@@ -221,6 +263,9 @@ impl LoadError {
             | LoadError::IndexOutOfRange { source_name, .. }
             | LoadError::NonFinite { source_name, .. }
             | LoadError::MissingBuffer { source_name, .. }
+            | LoadError::RefusedReference { source_name, .. }
+            | LoadError::TooManyBytes { source_name, .. }
+            | LoadError::TooManyTriangles { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
             | LoadError::NoTriangles { source_name, .. }
             | LoadError::Scene { source_name, .. } => source_name,
@@ -235,6 +280,9 @@ impl LoadError {
             | LoadError::IndexOutOfRange { location, .. }
             | LoadError::NonFinite { location, .. }
             | LoadError::MissingBuffer { location, .. }
+            | LoadError::RefusedReference { location, .. }
+            | LoadError::TooManyBytes { location, .. }
+            | LoadError::TooManyTriangles { location, .. }
             | LoadError::Unsupported { location, .. } => Some(location),
             _ => None,
         }
@@ -252,6 +300,9 @@ impl LoadError {
             | LoadError::IndexOutOfRange { source_name, .. }
             | LoadError::NonFinite { source_name, .. }
             | LoadError::MissingBuffer { source_name, .. }
+            | LoadError::RefusedReference { source_name, .. }
+            | LoadError::TooManyBytes { source_name, .. }
+            | LoadError::TooManyTriangles { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
             | LoadError::NoTriangles { source_name, .. }
             | LoadError::Scene { source_name, .. } => source_name,
@@ -261,8 +312,89 @@ impl LoadError {
     }
 }
 
+/// Why a referenced file is refused ([`LoadError::RefusedReference`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusedReason {
+    /// An absolute path, or a URI with a scheme other than `data:` (`file://`, `http://`, …).
+    NotRelative,
+    /// A Windows-style path (a drive letter such as `C:` or a backslash): URIs separate folders
+    /// with `/` only, and such a path would mean something else on each system.
+    WindowsPath,
+    /// A malformed percent-escape, or an escape that decodes to a NUL byte or to bytes that are
+    /// not UTF-8.
+    BadEncoding,
+    /// The reference resolves (after `..` and symbolic links) to this path, outside the model's
+    /// folder.
+    OutsideFolder {
+        /// Where it resolves to.
+        resolved: PathBuf,
+        /// The model's folder, resolved.
+        folder: PathBuf,
+    },
+    /// The path names something that is not a regular file: a directory, a pipe (FIFO), a device
+    /// or a socket. Reading one could block forever or never end.
+    NotAFile {
+        /// What it is: `"a directory"`, `"a pipe (FIFO)"`, `"a device"`, …
+        kind: &'static str,
+    },
+}
+
+impl fmt::Display for RefusedReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusedReason::NotRelative => f.write_str(
+                "it is not a relative path (references outside the model's folder need allow_outside_refs)",
+            ),
+            RefusedReason::WindowsPath => f.write_str(
+                "a Windows-style path (drive letter or backslash); URIs separate folders with `/`",
+            ),
+            RefusedReason::BadEncoding => f.write_str(
+                "a malformed percent-escape, or one that decodes to a NUL byte or to non-UTF-8 bytes",
+            ),
+            RefusedReason::OutsideFolder { resolved, folder } => write!(
+                f,
+                "it resolves to {}, outside the model's folder {} (allow_outside_refs allows it for trusted files)",
+                resolved.display(),
+                folder.display()
+            ),
+            RefusedReason::NotAFile { kind } => {
+                write!(f, "it names {kind}, not a regular file")
+            }
+        }
+    }
+}
+
+fn too_many_bytes(location: &Location, size: Option<u64>, limit: u64) -> String {
+    match (location, size) {
+        (Location::File, Some(size)) => {
+            format!("the file is {size} bytes, over the byte budget of {limit} (max_bytes)")
+        }
+        (Location::File, None) => {
+            format!("the file goes on past the byte budget of {limit} (max_bytes)")
+        }
+        (_, size) => format!(
+            "glTF {location}: the buffer would bring the bytes read to {}, over the byte budget of {limit} (max_bytes)",
+            size.map_or_else(|| format!("more than {limit}"), |s| s.to_string())
+        ),
+    }
+}
+
+/// Bytes from a file as they may appear in a message: printable ASCII as it is, everything else
+/// escaped (`\xff`, `\0`, `\n`, …), and at most 40 bytes (then `…`), so a binary file or a very
+/// long token cannot flood or garble the message.
+pub fn shown(bytes: &[u8]) -> String {
+    const MOST: usize = 40;
+    let mut text = bytes[..bytes.len().min(MOST)].escape_ascii().to_string();
+    if bytes.len() > MOST {
+        text.push('…');
+    }
+    text
+}
+
 /// Shorthands the parsers use to build errors for one format (the source is `<memory>` until
 /// [`LoadError::with_path`]).
+#[derive(Clone, Copy)]
 pub(crate) struct Err {
     pub(crate) format: Format,
 }
@@ -311,6 +443,13 @@ impl Err {
             format: self.format,
             location,
             feature: feature.into(),
+        }
+    }
+
+    pub(crate) fn io(&self, error: std::io::Error) -> LoadError {
+        LoadError::Io {
+            source_name: Source::default(),
+            error,
         }
     }
 

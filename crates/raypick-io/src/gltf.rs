@@ -25,7 +25,16 @@
 //! (`VEC3` of `f32`) and indices (`u8`/`u16`/`u32` scalars) are simple enough to read here with every
 //! bound checked. Sparse accessors and quantized positions (`KHR_mesh_quantization`) are reported
 //! as [`LoadError::Unsupported`].
+//!
+//! # External buffers
+//! A buffer `uri` that is not a `data:` URI names a file, resolved against
+//! [`GltfOptions::base_dir`] by the rules of the crate's reference policy ([`crate::OutsideRefs`]):
+//! inside the model's folder after `..`, percent-decoding and symbolic links, and a regular file.
+//! At most the buffer's `byteLength` bytes are read from it, and they count against
+//! [`crate::Limits::max_bytes`] before they are read. Every refusal is a
+//! [`LoadError::RefusedReference`] that names the URI.
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use base64::Engine as _;
@@ -33,8 +42,10 @@ use glam::{Affine3A, Mat4, Vec3};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::{Mode, Semantic};
 
-use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::error::{shown, Err, Format, LoadError, Location, Source};
+use crate::limits::{Limits, Triangles};
 use crate::model::{InstanceData, MeshData, Model};
+use crate::refs::{self, RefError};
 
 /// How to read a glTF file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,6 +94,17 @@ fn pointer(parts: &[&dyn std::fmt::Display]) -> Location {
 /// assert_eq!(model.meshes[0].triangles, vec![[0, 1, 2]]);
 /// ```
 pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
+    let limits = Limits::default();
+    limits.check_bytes(bytes.len() as u64, Location::File)?;
+    parse_within(bytes, options, &limits)
+}
+
+/// [`parse`] within `limits`; `bytes` (already read) count against the byte budget.
+pub(crate) fn parse_within(
+    bytes: &[u8],
+    options: &GltfOptions,
+    limits: &Limits,
+) -> Result<Model, LoadError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(LoadError::Empty {
             source_name: Source::default(),
@@ -93,7 +115,8 @@ pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
     let document = &gltf.document;
     validate(document)?;
 
-    let buffers = load_buffers(document, gltf.blob.as_deref(), options)?;
+    let buffers = load_buffers(document, gltf.blob.as_deref(), options, limits, bytes.len())?;
+    let mut triangles = limits.triangles(Format::Gltf);
     let mut model = Model::default();
     // glTF mesh index -> index into model.meshes, filled when a node first uses the mesh.
     let mut mesh_slots: Vec<Option<usize>> = vec![None; document.meshes().len()];
@@ -152,7 +175,8 @@ pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
             let slot = match mesh_slots[mesh.index()] {
                 Some(slot) => slot,
                 None => {
-                    let converted = convert_mesh(&mesh, &buffers, &mut model.notes)?;
+                    let converted =
+                        convert_mesh(&mesh, &buffers, &mut model.notes, &mut triangles)?;
                     model.meshes.push(converted);
                     mesh_slots[mesh.index()] = Some(model.meshes.len() - 1);
                     model.meshes.len() - 1
@@ -185,33 +209,43 @@ pub fn parse(bytes: &[u8], options: &GltfOptions) -> Result<Model, LoadError> {
 /// `gltf`'s GLB reader subtracts the 12-byte header size from the declared length unchecked
 /// (a panic in debug builds for a length below 12): check the header before handing it over.
 fn check_glb_header(bytes: &[u8]) -> Result<(), LoadError> {
-    if !bytes.starts_with(b"glTF") {
+    check_glb_head(bytes, bytes.len() as u64)
+}
+
+/// [`check_glb_header`] from the first bytes of a file of `len` bytes, so that a file that is
+/// neither JSON nor GLB (chosen for its extension), or a GLB file whose header disagrees with its
+/// size, is refused before the rest is read.
+pub(crate) fn check_glb_head(head: &[u8], len: u64) -> Result<(), LoadError> {
+    if !head.starts_with(b"glTF") {
+        if !head.trim_ascii_start().is_empty() && !head.trim_ascii_start().starts_with(b"{") {
+            return Err(E.malformed(
+                Location::Byte(0),
+                format!(
+                    "neither a GLB header (`glTF`) nor a JSON document (`{{`): starts with `{}`",
+                    shown(&head[..head.len().min(16)])
+                ),
+            ));
+        }
         return Ok(());
     }
-    if bytes.len() < 12 {
-        return Err(E.truncated(
-            Location::Byte(bytes.len() as u64),
-            "a GLB header is 12 bytes",
-        ));
+    if len < 12 || head.len() < 12 {
+        return Err(E.truncated(Location::Byte(len), "a GLB header is 12 bytes"));
     }
-    let version = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+    let version = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
     if version != 2 {
         return Err(E.unsupported(Location::Byte(4), format!("GLB version {version}")));
     }
-    let length = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+    let length = u64::from(u32::from_le_bytes([head[8], head[9], head[10], head[11]]));
     if length < 12 {
         return Err(E.malformed(
             Location::Byte(8),
             format!("the GLB length {length} is shorter than its header"),
         ));
     }
-    if length > bytes.len() {
+    if length > len {
         return Err(E.truncated(
-            Location::Byte(bytes.len() as u64),
-            format!(
-                "the GLB header says {length} bytes, the file has {}",
-                bytes.len()
-            ),
+            Location::Byte(len),
+            format!("the GLB header says {length} bytes, the file has {len}"),
         ));
     }
     Ok(())
@@ -281,10 +315,13 @@ fn json_pointer(path: &str) -> Location {
 
 fn map_gltf_error(error: gltf::Error) -> LoadError {
     match error {
-        gltf::Error::Deserialize(json) => E.malformed(
-            Location::LineColumn(json.line(), json.column()),
-            json.to_string(),
-        ),
+        gltf::Error::Deserialize(json) => {
+            // serde_json ends its message with " at line L column C", which the location says.
+            let text = json.to_string();
+            let suffix = format!(" at line {} column {}", json.line(), json.column());
+            let message = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+            E.malformed(Location::LineColumn(json.line(), json.column()), message)
+        }
         gltf::Error::Validation(errors) => {
             let (path, what) = errors
                 .first()
@@ -312,7 +349,10 @@ fn load_buffers(
     document: &gltf::Document,
     blob: Option<&[u8]>,
     options: &GltfOptions,
+    limits: &Limits,
+    already_read: usize,
 ) -> Result<Vec<Vec<u8>>, LoadError> {
+    let mut bytes_read = already_read as u64;
     let mut buffers = Vec::new();
     for buffer in document.buffers() {
         let location = pointer(&[&"buffers", &buffer.index()]);
@@ -334,26 +374,16 @@ fn load_buffers(
                     .map_err(|error| E.malformed(location.clone(), format!("base64: {error}")))?
             }
             gltf::buffer::Source::Uri(uri) => {
-                let missing = |error: std::io::Error| LoadError::MissingBuffer {
-                    source_name: Source::default(),
-                    location: location.clone(),
-                    uri: uri.to_owned(),
-                    error,
-                };
-                let Some(base_dir) = &options.base_dir else {
-                    return Err(missing(std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "no base folder to resolve it against (parsed from memory)",
-                    )));
-                };
-                // Relative URIs only; `%20` is the one escape exporters commonly write.
-                let relative = uri.replace("%20", " ");
-                if relative.contains("://") || std::path::Path::new(&relative).is_absolute() {
-                    return Err(
-                        E.unsupported(location, format!("the buffer URI `{uri}` is not relative"))
-                    );
-                }
-                std::fs::read(base_dir.join(relative)).map_err(missing)?
+                let data = read_external(
+                    uri,
+                    buffer.length() as u64,
+                    options,
+                    limits,
+                    bytes_read,
+                    &location,
+                )?;
+                bytes_read += data.len() as u64;
+                data
             }
         };
         if data.len() < buffer.length() {
@@ -369,6 +399,57 @@ fn load_buffers(
         buffers.push(data);
     }
     Ok(buffers)
+}
+
+/// The first `byte_length` bytes of the file an external buffer's `uri` names (see the module
+/// docs), after `bytes_read` bytes of the load.
+fn read_external(
+    uri: &str,
+    byte_length: u64,
+    options: &GltfOptions,
+    limits: &Limits,
+    bytes_read: u64,
+    location: &Location,
+) -> Result<Vec<u8>, LoadError> {
+    let fail = |error: RefError| match error {
+        RefError::Refused(reason) => LoadError::RefusedReference {
+            source_name: Source::default(),
+            location: location.clone(),
+            uri: uri.to_owned(),
+            reason,
+        },
+        RefError::Io(error) => LoadError::MissingBuffer {
+            source_name: Source::default(),
+            location: location.clone(),
+            uri: uri.to_owned(),
+            error,
+        },
+    };
+    // The URI's own rules first, so a bad one is named even when parsed from memory.
+    refs::decode(uri).map_err(|reason| fail(RefError::Refused(reason)))?;
+    let Some(base_dir) = &options.base_dir else {
+        return Err(fail(RefError::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no base folder to resolve it against (parsed from memory)",
+        ))));
+    };
+    let path = refs::resolve(uri, base_dir, limits.outside_refs).map_err(fail)?;
+    let (file, file_len) = refs::open_regular(&path).map_err(fail)?;
+    let to_read = byte_length.min(file_len);
+    if bytes_read.saturating_add(to_read) > limits.max_bytes {
+        return Err(LoadError::TooManyBytes {
+            source_name: Source::default(),
+            location: location.clone(),
+            size: Some(bytes_read.saturating_add(to_read)),
+            limit: limits.max_bytes,
+        });
+    }
+    // Never more than byteLength (nor than the budget allowed for), whatever the file holds.
+    let mut data = Vec::new();
+    file.take(to_read)
+        .read_to_end(&mut data)
+        .map_err(|error| fail(RefError::Io(error)))?;
+    Ok(data)
 }
 
 /// The bytes of an accessor's elements: `(data, stride, count)` with every range checked, where
@@ -484,6 +565,7 @@ fn convert_mesh(
     mesh: &gltf::Mesh,
     buffers: &[Vec<u8>],
     notes: &mut Vec<String>,
+    triangles: &mut Triangles,
 ) -> Result<MeshData, LoadError> {
     let mut out = MeshData {
         name: mesh
@@ -531,6 +613,11 @@ fn convert_mesh(
             }
             None => (0..positions.len() as u32).collect(),
         };
+        let made = match mode {
+            Mode::Triangles => indices.len() / 3,
+            _ => indices.len().saturating_sub(2),
+        };
+        triangles.add(made as u64, location)?;
         let base = out.vertices.len() as u32;
         let triangle = |a: u32, b: u32, c: u32| [base + a, base + b, base + c];
         match mode {

@@ -26,6 +26,23 @@
 //! [`load`] reads a file, detects its format from the content ([`detect_format`]: magic bytes
 //! first, the extension only when the content is not conclusive), parses it and builds the scene.
 //!
+//! # Files from strangers
+//! Loading a file must be safe when whoever made it is not trusted (a server, a batch pipeline, a
+//! notebook): [`LoadOptions::limits`] ([`Limits`]) bounds what one load reads and builds, and where
+//! the files a model refers to may be.
+//! - A glTF buffer `uri` must resolve, after percent-decoding, `..` and symbolic links, to a
+//!   regular file inside the model's folder; absolute, Windows-style and `scheme:` URIs are refused,
+//!   and so are directories, pipes and devices. [`OutsideRefs::Allow`] lifts the folder rule for
+//!   trusted files. At most a buffer's `byteLength` bytes are read.
+//! - A byte budget ([`Limits::max_bytes`], default 1 GiB): a file's size is checked before it is
+//!   opened, and a glTF buffer's before it is read.
+//! - A triangle budget ([`Limits::max_triangles`], default 64 Mi), checked as triangles are made
+//!   and against the counts a binary header announces.
+//! - Files are read a line or a record at a time (glTF, whose JSON must be whole, excepted), so a
+//!   malformed file is rejected at its first bad record, or right after a header whose counts the
+//!   file's size cannot hold; a line that is not text (a NUL byte, or longer than 1 MiB) is an error
+//!   at that line.
+//!
 //! # Errors
 //! Every failure is a [`LoadError`] that names the file, the place ([`Location`]: line, byte
 //! offset or JSON pointer) and the problem. Indices are checked against the vertex count and every
@@ -33,21 +50,40 @@
 //! panic on any input; `fuzz/` holds a cargo-fuzz target per format (see the crate README).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
 pub mod error;
 pub mod gltf;
+mod input;
+pub mod limits;
 pub mod model;
 pub mod obj;
 pub mod ply;
+mod refs;
 pub mod scene;
 pub mod stl;
 
-pub use error::{Format, LoadError, Location, Source};
+pub use error::{Format, LoadError, Location, RefusedReason, Source};
+pub use limits::{Limits, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
 pub use model::{InstanceData, MeshData, Model};
-pub use scene::Loaded;
+pub use scene::{transform_problem, Loaded, TransformProblem};
 
-/// Options for every format, for [`load_with`] and [`parse_bytes`].
+/// How much of a file [`detect_format`] looks at: its first 64 KiB.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+/// Options for every format, for [`load_with`] and [`parse_bytes`], and the [`Limits`] of the load.
+///
+/// ```
+/// use raypick_io::{LoadOptions, OutsideRefs};
+///
+/// // A trusted glTF whose buffers live in a sibling folder, and a tighter triangle budget.
+/// let options = LoadOptions::default()
+///     .with_outside_refs(OutsideRefs::Allow)
+///     .with_max_triangles(1_000_000);
+/// assert_eq!(options.limits.max_triangles, 1_000_000);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// OBJ options.
@@ -58,28 +94,60 @@ pub struct LoadOptions {
     pub ply: ply::PlyOptions,
     /// STL options.
     pub stl: stl::StlOptions,
+    /// Budgets and the reference policy (see the crate docs, "Files from strangers").
+    pub limits: Limits,
 }
 
+impl LoadOptions {
+    /// These options with the byte budget `max_bytes` ([`Limits::max_bytes`]).
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.limits.max_bytes = max_bytes;
+        self
+    }
+
+    /// These options with the triangle budget `max_triangles` ([`Limits::max_triangles`]).
+    pub fn with_max_triangles(mut self, max_triangles: u64) -> Self {
+        self.limits.max_triangles = max_triangles;
+        self
+    }
+
+    /// These options with the reference policy `outside_refs` ([`Limits::outside_refs`]).
+    pub fn with_outside_refs(mut self, outside_refs: OutsideRefs) -> Self {
+        self.limits.outside_refs = outside_refs;
+        self
+    }
+}
 /// Decides the format of a file from its content, using `extension` (without the dot, any case)
 /// only when the content is not conclusive:
 /// `ply` + newline → PLY; `glTF` → GLB; `{` as the first non-blank byte → glTF JSON; a size of exactly
 /// `84 + 50·n` (n at byte 80) or `solid` as the first word → STL; then the extension; then OBJ if any
-/// line starts with `v ` or `f `.
+/// line starts with `v ` or `f `. Only the first [`DETECT_BYTES`] bytes are looked at.
 pub fn detect_format(bytes: &[u8], extension: Option<&str>) -> Result<Format, LoadError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    detect(
+        &bytes[..bytes.len().min(DETECT_BYTES)],
+        bytes.len() as u64,
+        extension,
+    )
+}
+
+/// [`detect_format`] from the first [`DETECT_BYTES`] bytes (`head`) of a file of `len` bytes.
+fn detect(head: &[u8], len: u64, extension: Option<&str>) -> Result<Format, LoadError> {
+    if len == head.len() as u64 && head.iter().all(u8::is_ascii_whitespace) {
         return Err(LoadError::Empty {
             source_name: Source::default(),
         });
     }
-    if bytes.starts_with(b"ply\n") || bytes.starts_with(b"ply\r\n") {
+    if head.starts_with(b"ply\n") || head.starts_with(b"ply\r\n") {
         return Ok(Format::Ply);
     }
-    if bytes.starts_with(b"glTF") || bytes.trim_ascii_start().starts_with(b"{") {
+    if head.starts_with(b"glTF") || head.trim_ascii_start().starts_with(b"{") {
         return Ok(Format::Gltf);
     }
-    if matches!(stl::detect(bytes), Ok(stl::StlKind::Binary(_)))
-        || bytes.trim_ascii_start().starts_with(b"solid")
-    {
+    let binary_stl = head
+        .get(80..84)
+        .map(|count| u32::from_le_bytes([count[0], count[1], count[2], count[3]]))
+        .is_some_and(|count| 84 + 50 * u64::from(count) == len);
+    if binary_stl || head.trim_ascii_start().starts_with(b"solid") {
         return Ok(Format::Stl);
     }
     match extension.map(str::to_ascii_lowercase).as_deref() {
@@ -89,7 +157,7 @@ pub fn detect_format(bytes: &[u8], extension: Option<&str>) -> Result<Format, Lo
         Some("gltf" | "glb") => return Ok(Format::Gltf),
         _ => {}
     }
-    let looks_like_obj = bytes.split(|&b| b == b'\n').any(|line| {
+    let looks_like_obj = head.split(|&b| b == b'\n').any(|line| {
         let line = line.trim_ascii_start();
         line.starts_with(b"v ") || line.starts_with(b"f ")
     });
@@ -99,30 +167,76 @@ pub fn detect_format(bytes: &[u8], extension: Option<&str>) -> Result<Format, Lo
     Err(LoadError::UnknownFormat {
         source_name: Source::default(),
         reason: format!(
-            "no PLY/glTF/STL magic, no known extension, and no OBJ `v`/`f` lines (starts with {:?})",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(16)])
+            "no PLY/glTF/STL magic, no known extension, and no OBJ `v`/`f` lines (starts with `{}`)",
+            error::shown(&head[..head.len().min(16)])
         ),
     })
 }
 
 /// Parses bytes of any supported format into a [`Model`], detecting the format from the content
-/// (and `extension`, see [`detect_format`]).
+/// (and `extension`, see [`detect_format`]), within `options.limits`.
 pub fn parse_bytes(
     bytes: &[u8],
     extension: Option<&str>,
     options: &LoadOptions,
 ) -> Result<(Format, Model), LoadError> {
-    let format = detect_format(bytes, extension)?;
+    options
+        .limits
+        .check_bytes(bytes.len() as u64, Location::File)?;
+    parse_reader(bytes, bytes.len() as u64, extension, options)
+}
+
+/// Detects the format from the first [`DETECT_BYTES`] of `reader` (a file of `len` bytes) and
+/// parses it a piece at a time (glTF whole: its JSON must be).
+fn parse_reader(
+    mut reader: impl BufRead,
+    len: u64,
+    extension: Option<&str>,
+    options: &LoadOptions,
+) -> Result<(Format, Model), LoadError> {
+    let mut head = Vec::with_capacity(DETECT_BYTES.min(len as usize));
+    (&mut reader)
+        .take(DETECT_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|error| LoadError::Io {
+            source_name: Source::default(),
+            error,
+        })?;
+    let format = detect(&head, len, extension)?;
+    if format == Format::Gltf {
+        gltf::check_glb_head(&head, len)?;
+    }
+    let limits = &options.limits;
+    let reader = Cursor::new(head).chain(reader);
     let model = match format {
-        Format::Obj => obj::parse(bytes, &options.obj)?,
-        Format::Gltf => gltf::parse(bytes, &options.gltf)?,
-        Format::Ply => ply::parse(bytes, &options.ply)?,
-        Format::Stl => stl::parse(bytes, &options.stl)?,
+        Format::Obj => obj::read(reader, &options.obj, limits)?,
+        Format::Ply => ply::read(reader, len, &options.ply, limits)?,
+        Format::Stl => stl::read(reader, len, &options.stl, limits)?,
+        Format::Gltf => {
+            let mut bytes = Vec::with_capacity(len as usize);
+            let mut reader = reader;
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|error| LoadError::Io {
+                    source_name: Source::default(),
+                    error,
+                })?;
+            gltf::parse_within(&bytes, &options.gltf, limits)?
+        }
     };
+    // The copies baked for instances with singular transforms count too.
+    if model.triangles_to_build() > limits.max_triangles as u128 {
+        return Err(limits::too_many_triangles(
+            format,
+            Location::File,
+            limits.max_triangles,
+        ));
+    }
     Ok((format, model))
 }
 
-/// Reads a model file, detects its format from the content, parses it and builds the scene.
+/// Reads a model file, detects its format from the content, parses it and builds the scene, with
+/// the default [`LoadOptions`] (and so the default [`Limits`]).
 pub fn load(path: impl AsRef<Path>) -> Result<Loaded, LoadError> {
     load_with(path, &LoadOptions::default())
 }
@@ -137,15 +251,20 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded
 }
 
 /// Reads and parses a model file without building a scene (see [`load`]).
+///
+/// A regular file's size is checked against the byte budget before it is opened, and the file is
+/// read a piece at a time. A pipe or device (which has no size) is read into memory, at most
+/// [`Limits::max_bytes`] bytes of it, then parsed.
 pub fn parse_file(
     path: impl AsRef<Path>,
     options: &LoadOptions,
 ) -> Result<(Format, Model), LoadError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|error| LoadError::Io {
+    let io_error = |error| LoadError::Io {
         source_name: Source(Some(path.to_path_buf())),
         error,
-    })?;
+    };
+    let metadata = std::fs::metadata(path).map_err(io_error)?;
     let mut options = options.clone();
     if options.gltf.base_dir.is_none() {
         options.gltf.base_dir = Some(
@@ -160,5 +279,35 @@ pub fn parse_file(
             .unwrap_or_default();
     }
     let extension = path.extension().and_then(|e| e.to_str());
-    parse_bytes(&bytes, extension, &options).map_err(|error| error.with_path(path))
+    let max_bytes = options.limits.max_bytes;
+    let result = if metadata.is_dir() {
+        return Err(io_error(std::io::ErrorKind::IsADirectory.into()));
+    } else if metadata.is_file() {
+        let len = metadata.len();
+        options
+            .limits
+            .check_bytes(len, Location::File)
+            .map_err(|error| error.with_path(path))?;
+        let file = File::open(path).map_err(io_error)?;
+        // At most the size checked above, even if the file grows while it is read.
+        parse_reader(BufReader::new(file.take(len)), len, extension, &options)
+    } else {
+        let mut bytes = Vec::new();
+        File::open(path)
+            .and_then(|file| {
+                file.take(max_bytes.saturating_add(1))
+                    .read_to_end(&mut bytes)
+            })
+            .map_err(io_error)?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(LoadError::TooManyBytes {
+                source_name: Source(Some(path.to_path_buf())),
+                location: Location::File,
+                size: None,
+                limit: max_bytes,
+            });
+        }
+        parse_bytes(&bytes, extension, &options)
+    };
+    result.map_err(|error| error.with_path(path))
 }

@@ -25,10 +25,18 @@
 //!   read as one long line). Every coordinate must be finite.
 //! - `l`, `p`, curves, materials, `vt`, `vn` and unknown statements are ignored; `#` starts a comment
 //!   anywhere on a line. Line continuations (`\` at the end of a line) are not supported.
+//! - The file is read line by line: a NUL byte or a line over [`crate::input::MAX_LINE`] bytes (not
+//!   text) is an error at that line, and so is the first triangle over
+//!   [`crate::Limits::max_triangles`].
+//! - Errors quote an index as the file writes it (1-based, or negative).
+
+use std::io::BufRead;
 
 use glam::Vec3;
 
-use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::error::{shown, Err, Format, LoadError, Location, Source};
+use crate::input::Lines;
+use crate::limits::Limits;
 use crate::model::{MeshData, Model};
 
 /// How to read an OBJ file.
@@ -71,11 +79,20 @@ struct Group {
 /// assert_eq!(model.meshes[0].triangles, vec![[0, 1, 2], [0, 2, 3]]);
 /// ```
 pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(LoadError::Empty {
-            source_name: Source::default(),
-        });
-    }
+    let limits = Limits::default();
+    limits.check_bytes(bytes.len() as u64, Location::File)?;
+    read(bytes, options, &limits)
+}
+
+/// [`parse`] from a reader, line by line, within `limits`.
+pub(crate) fn read(
+    reader: impl BufRead,
+    options: &ObjOptions,
+    limits: &Limits,
+) -> Result<Model, LoadError> {
+    let mut lines = Lines::new(reader, E, 0);
+    let mut triangles = limits.triangles(Format::Obj);
+    let mut any_content = false;
     let mut positions: Vec<Vec3> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     let mut current = Group {
@@ -86,8 +103,8 @@ pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
     let mut max_positive: Option<(u64, usize)> = None;
     let mut polygon: Vec<u32> = Vec::with_capacity(8);
 
-    for (line_index, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_number = line_index + 1;
+    while let Some((line_number, raw_line)) = lines.next_line()? {
+        any_content |= !raw_line.trim_ascii().is_empty();
         let line = match raw_line.iter().position(|&b| b == b'#') {
             Some(hash) => &raw_line[..hash],
             None => raw_line,
@@ -111,7 +128,7 @@ pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
                     *value = parse_f32(token).ok_or_else(|| {
                         E.malformed(
                             Location::Line(line_number),
-                            format!("`{}` is not a number", String::from_utf8_lossy(token)),
+                            format!("`{}` is not a number", shown(token)),
                         )
                     })?;
                     if !value.is_finite() {
@@ -142,6 +159,7 @@ pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
                         format!("a face needs at least 3 vertices, found {}", polygon.len()),
                     ));
                 }
+                triangles.add(polygon.len() as u64 - 2, || Location::Line(line_number))?;
                 let first = polygon[0];
                 for pair in polygon[1..].windows(2) {
                     current.triangles.push([first, pair[0], pair[1]]);
@@ -170,16 +188,17 @@ pub fn parse(bytes: &[u8], options: &ObjOptions) -> Result<Model, LoadError> {
             _ => {}
         }
     }
+    if !any_content {
+        return Err(LoadError::Empty {
+            source_name: Source::default(),
+        });
+    }
     if !current.triangles.is_empty() {
         groups.push(current);
     }
     if let Some((index, line_number)) = max_positive {
         if index > positions.len() as u64 {
-            return Err(E.index(
-                Location::Line(line_number),
-                index as i64 - 1,
-                positions.len(),
-            ));
+            return Err(E.index(Location::Line(line_number), index as i64, positions.len()));
         }
     }
     if groups.is_empty() {
@@ -257,7 +276,7 @@ fn parse_vertex_ref(
                 location(),
                 format!(
                     "`{}` is not a vertex reference (v, v/vt, v//vn or v/vt/vn)",
-                    String::from_utf8_lossy(token)
+                    shown(token)
                 ),
             ));
         }
@@ -267,7 +286,7 @@ fn parse_vertex_ref(
             location(),
             format!(
                 "`{}` is not a vertex reference (v, v/vt, v//vn or v/vt/vn)",
-                String::from_utf8_lossy(token)
+                shown(token)
             ),
         ));
     };
@@ -283,7 +302,7 @@ fn parse_vertex_ref(
         }
         i => {
             if i > i64::from(u32::MAX) {
-                return Err(E.index(location(), i - 1, vertices_so_far));
+                return Err(E.index(location(), i, vertices_so_far));
             }
             let i = i as u64;
             if max_positive.is_none_or(|(max, _)| i > max) {

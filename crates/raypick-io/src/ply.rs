@@ -24,15 +24,28 @@
 //!
 //! Every index is checked against the `vertex` count and every coordinate must be finite.
 //! Vertex properties `x y z` may be any scalar type (converted to `f32`).
+//!
+//! # Reading
+//! The header (at most [`MAX_HEADER`] bytes) is read first, and the elements it declares are
+//! checked against the bytes that follow before any is read: a binary element takes at least the
+//! sum of its properties' sizes (a list at least its count), an ASCII one at least a byte, so a
+//! header that promises more than the file holds is a truncation found right after the header.
+//! The `face` count is checked against [`crate::Limits::max_triangles`] there too (each face makes
+//! at least one triangle). Then the payload is read one element at a time.
 
-use std::io::Cursor;
+use std::io::{BufRead, Cursor, Read};
 
 use glam::Vec3;
 use ply_rs::parser::Parser;
-use ply_rs::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyType};
+use ply_rs::ply::{ElementDef, Encoding, Property, PropertyAccess, PropertyType, ScalarType};
 
-use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::error::{shown, Err, Format, LoadError, Location, Source};
+use crate::input::{Counting, Lines};
+use crate::limits::Limits;
 use crate::model::{MeshData, Model};
+
+/// The longest header read: 1 MiB up to and including the `end_header` line.
+pub const MAX_HEADER: usize = 1 << 20;
 
 /// How to read a PLY file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -113,20 +126,90 @@ fn index_list_property(element: &ElementDef) -> Option<&str> {
 /// assert_eq!(model.meshes[0].triangles, vec![[0, 1, 2], [0, 2, 3]]);
 /// ```
 pub fn parse(bytes: &[u8], options: &PlyOptions) -> Result<Model, LoadError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    let limits = Limits::default();
+    limits.check_bytes(bytes.len() as u64, Location::File)?;
+    read(bytes, bytes.len() as u64, options, &limits)
+}
+
+/// The header's lines, up to and including `end_header` (or to the end of the file, or
+/// [`MAX_HEADER`] bytes, whichever comes first).
+fn read_header_bytes(reader: &mut impl BufRead) -> Result<Vec<u8>, LoadError> {
+    let mut header = Vec::new();
+    loop {
+        let start = header.len();
+        let room = (MAX_HEADER + 1 - start) as u64;
+        let n = reader
+            .take(room)
+            .read_until(b'\n', &mut header)
+            .map_err(|error| E.io(error))?;
+        if n == 0 {
+            return Ok(header);
+        }
+        let line = &header[start..];
+        if start == 0 && !(line == b"ply\n" || line == b"ply\r\n") {
+            return Err(E.malformed(
+                Location::Byte(0),
+                "a PLY file starts with `ply` on its own line",
+            ));
+        }
+        if header.len() > MAX_HEADER {
+            return Err(E.malformed(
+                Location::Line(header.iter().filter(|&&b| b == b'\n').count() + 1),
+                format!("no `end_header` in the first {MAX_HEADER} bytes"),
+            ));
+        }
+        let first = line
+            .split(|b| b.is_ascii_whitespace())
+            .find(|t| !t.is_empty());
+        if first == Some(b"end_header") {
+            return Ok(header);
+        }
+    }
+}
+
+fn scalar_size(t: &ScalarType) -> u64 {
+    match t {
+        ScalarType::Char | ScalarType::UChar => 1,
+        ScalarType::Short | ScalarType::UShort => 2,
+        ScalarType::Int | ScalarType::UInt | ScalarType::Float => 4,
+        ScalarType::Double => 8,
+    }
+}
+
+/// The fewest bytes one element can take: its scalars and list counts (binary), one (a line, for
+/// ASCII, whose missing lines are found where they should be); at least one even without
+/// properties.
+fn min_element_size(element: &ElementDef, encoding: Encoding) -> u64 {
+    if encoding == Encoding::Ascii {
+        return 1;
+    }
+    let size: u64 = element
+        .properties
+        .values()
+        .map(|p| match &p.data_type {
+            PropertyType::Scalar(t) => scalar_size(t),
+            PropertyType::List(count, _) => scalar_size(count),
+        })
+        .sum();
+    size.max(1)
+}
+
+/// [`parse`] from a reader over a file of `len` bytes: the header, then one element at a time.
+pub(crate) fn read(
+    mut reader: impl BufRead,
+    len: u64,
+    options: &PlyOptions,
+    limits: &Limits,
+) -> Result<Model, LoadError> {
+    let bytes = read_header_bytes(&mut reader)?;
+    if bytes.len() as u64 == len && bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(LoadError::Empty {
             source_name: Source::default(),
         });
     }
-    if !(bytes.starts_with(b"ply\n") || bytes.starts_with(b"ply\r\n")) {
-        return Err(E.malformed(
-            Location::Byte(0),
-            "a PLY file starts with `ply` on its own line",
-        ));
-    }
-    check_header_numbers(bytes)?;
+    check_header_numbers(&bytes)?;
     let parser = Parser::<Element>::new();
-    let mut cursor = Cursor::new(bytes);
+    let mut cursor = Cursor::new(&bytes[..]);
     let header = parser.read_header(&mut cursor).map_err(|error| {
         let consumed = &bytes[..cursor.position() as usize];
         let line = consumed.iter().filter(|&&b| b == b'\n').count().max(1);
@@ -169,82 +252,58 @@ pub fn parse(bytes: &[u8], options: &PlyOptions) -> Result<Model, LoadError> {
             }
         }
     }
-    // Every element takes at least one byte (binary, when it has properties) or one line (ASCII),
-    // so more elements than bytes left means a truncated file or a corrupt count.
-    let payload_len = (bytes.len() - payload_start) as u128;
-    let declared: u128 = header.elements.values().map(|e| e.count as u128).sum();
-    if declared > payload_len {
+    // Every element takes at least its minimum size, so a header that declares more than the
+    // bytes left can hold is a truncated file or a corrupt count: say so before reading any.
+    let payload_len = u128::from(len.saturating_sub(payload_start as u64));
+    let needed: u128 = header
+        .elements
+        .values()
+        .map(|e| e.count as u128 * u128::from(min_element_size(e, header.encoding)))
+        .sum();
+    if needed > payload_len {
+        let declared: u128 = header.elements.values().map(|e| e.count as u128).sum();
         return Err(E.truncated(
             Location::Byte(payload_start as u64),
-            format!("the header declares {declared} elements, only {payload_len} bytes follow it"),
+            format!(
+                "the header declares {declared} elements, which take at least {needed} bytes; only {payload_len} bytes follow it"
+            ),
         ));
+    }
+    let mut triangles = limits.triangles(Format::Ply);
+    if let Some(face) = header.elements.get("face") {
+        triangles.check_announced(face.count as u64, header_line("face"))?;
     }
 
     let mut mesh = MeshData {
         name: options.name.clone(),
-        vertices: Vec::with_capacity(vertex_count),
+        // The count is bounded by the payload's size (checked above), but a crafted header can
+        // still announce far more vertices than the file's bytes make: grow past 1 Mi as they come.
+        vertices: Vec::with_capacity(vertex_count.min(1 << 20)),
         triangles: Vec::new(),
     };
     let mut strip_triangles = Vec::new();
-    let mut ascii_lines = AsciiLines {
-        rest: &bytes[payload_start..],
-        line_number: bytes[..payload_start]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count(),
+    // ply-rs stops at the `end_header` line, so nothing of the header is left over; the payload
+    // is what follows in the file.
+    let payload = Cursor::new(&bytes[payload_start..]).chain(reader);
+    let header_lines = bytes[..payload_start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    let mut payload = match header.encoding {
+        Encoding::Ascii => Payload::Ascii(Lines::new(payload, E, header_lines)),
+        Encoding::BinaryLittleEndian | Encoding::BinaryBigEndian => Payload::Binary {
+            reader: Counting {
+                inner: payload,
+                position: payload_start as u64,
+            },
+            len,
+            big_endian: header.encoding == Encoding::BinaryBigEndian,
+        },
     };
     for element_def in header.elements.values() {
         let kind = element_def.name.as_str();
         for i in 0..element_def.count {
-            let (element, location) = match header.encoding {
-                Encoding::Ascii => {
-                    let Some((line_number, line)) = ascii_lines.next_nonblank() else {
-                        return Err(E.truncated(
-                            Location::Line(ascii_lines.line_number + 1),
-                            format!("element `{kind}` {i} of {} is missing", element_def.count),
-                        ));
-                    };
-                    let location = Location::Line(line_number);
-                    let text = std::str::from_utf8(line)
-                        .map_err(|_| E.malformed(location.clone(), "the line is not UTF-8"))?;
-                    let element =
-                        parser
-                            .read_ascii_element(text, element_def)
-                            .map_err(|error| {
-                                E.malformed(
-                                    location.clone(),
-                                    format!(
-                                        "element `{kind}` {i}: {}",
-                                        first_line(&error.to_string())
-                                    ),
-                                )
-                            })?;
-                    (element, location)
-                }
-                Encoding::BinaryLittleEndian | Encoding::BinaryBigEndian => {
-                    let offset = cursor.position();
-                    let location = Location::Byte(offset);
-                    let read = if header.encoding == Encoding::BinaryLittleEndian {
-                        parser.read_little_endian_element(&mut cursor, element_def)
-                    } else {
-                        parser.read_big_endian_element(&mut cursor, element_def)
-                    };
-                    let element = read.map_err(|error| {
-                        if cursor.position() as usize >= bytes.len() {
-                            E.truncated(
-                                location.clone(),
-                                format!("element `{kind}` {i} of {} is cut off", element_def.count),
-                            )
-                        } else {
-                            E.malformed(
-                                location.clone(),
-                                format!("element `{kind}` {i}: {}", first_line(&error.to_string())),
-                            )
-                        }
-                    })?;
-                    (element, location)
-                }
-            };
+            let (element, location) = payload.next_element(&parser, element_def, i)?;
             match kind {
                 "vertex" => {
                     let mut p = [0.0f32; 3];
@@ -274,6 +333,7 @@ pub fn parse(bytes: &[u8], options: &PlyOptions) -> Result<Model, LoadError> {
                         check_index(index, vertex_count)
                             .ok_or_else(|| E.index(location.clone(), index, vertex_count))
                     };
+                    triangles.add(indices.len() as u64 - 2, || location.clone())?;
                     let first = checked(indices[0])?;
                     for pair in indices[1..].windows(2) {
                         mesh.triangles
@@ -291,6 +351,8 @@ pub fn parse(bytes: &[u8], options: &PlyOptions) -> Result<Model, LoadError> {
                                 })?,
                             );
                         }
+                        triangles
+                            .add(resolved.len().saturating_sub(2) as u64, || location.clone())?;
                         for (j, w) in resolved.windows(3).enumerate() {
                             strip_triangles.push(if j % 2 == 0 {
                                 [w[0], w[1], w[2]]
@@ -340,7 +402,7 @@ fn check_header_numbers(bytes: &[u8]) -> Result<(), LoadError> {
                     if !fits {
                         return Err(E.malformed(
                             Location::Line(index + 1),
-                            format!("the number {} is too large", String::from_utf8_lossy(run)),
+                            format!("the number {} is too large", shown(run)),
                         ));
                     }
                 }
@@ -351,9 +413,16 @@ fn check_header_numbers(bytes: &[u8]) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// The first line of a `ply-rs` error message (the rest repeats the input line).
+/// The first line of a `ply-rs` error message (the rest repeats the input line), without the
+/// `Line N: ` it may start with: the error's location already says which line.
 fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or_default().trim().to_owned()
+    let first = message.lines().next().unwrap_or_default().trim();
+    let without_line = first
+        .strip_prefix("Line ")
+        .and_then(|rest| rest.split_once(": "))
+        .filter(|(number, _)| number.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(first, |(_, rest)| rest);
+    without_line.to_owned()
 }
 
 /// The 1-based header line declaring element `name`.
@@ -405,27 +474,76 @@ fn check_unique_names(
     Ok(())
 }
 
-/// The ASCII payload, line by line, with 1-based line numbers.
-struct AsciiLines<'a> {
-    rest: &'a [u8],
-    /// The number of the last line handed out (or of the header's last line).
-    line_number: usize,
+/// The elements after the header: lines of text, or binary records read through a byte counter.
+enum Payload<R> {
+    Ascii(Lines<R>),
+    Binary {
+        reader: Counting<R>,
+        /// The file's size: a record that fails at its end is cut off, not malformed.
+        len: u64,
+        big_endian: bool,
+    },
 }
 
-impl<'a> AsciiLines<'a> {
-    fn next_nonblank(&mut self) -> Option<(usize, &'a [u8])> {
-        loop {
-            if self.rest.is_empty() {
-                return None;
+impl<R: BufRead> Payload<R> {
+    /// Element `i` of `element_def`, and where it is.
+    fn next_element(
+        &mut self,
+        parser: &Parser<Element>,
+        element_def: &ElementDef,
+        i: usize,
+    ) -> Result<(Element, Location), LoadError> {
+        let kind = element_def.name.as_str();
+        match self {
+            Payload::Ascii(lines) => {
+                let Some((line_number, line)) = lines.next_nonblank()? else {
+                    return Err(E.truncated(
+                        Location::Line(lines.number() + 1),
+                        format!("element `{kind}` {i} of {} is missing", element_def.count),
+                    ));
+                };
+                let location = Location::Line(line_number);
+                let text = std::str::from_utf8(line).map_err(|_| {
+                    E.malformed(
+                        location.clone(),
+                        format!("the line is not UTF-8: `{}`", shown(line)),
+                    )
+                })?;
+                let element = parser
+                    .read_ascii_element(text, element_def)
+                    .map_err(|error| {
+                        E.malformed(
+                            location.clone(),
+                            format!("element `{kind}` {i}: {}", first_line(&error.to_string())),
+                        )
+                    })?;
+                Ok((element, location))
             }
-            let (line, rest) = match self.rest.iter().position(|&b| b == b'\n') {
-                Some(end) => (&self.rest[..end], &self.rest[end + 1..]),
-                None => (self.rest, &self.rest[self.rest.len()..]),
-            };
-            self.rest = rest;
-            self.line_number += 1;
-            if !line.trim_ascii().is_empty() {
-                return Some((self.line_number, line.trim_ascii()));
+            Payload::Binary {
+                reader,
+                len,
+                big_endian,
+            } => {
+                let location = Location::Byte(reader.position);
+                let read = if *big_endian {
+                    parser.read_big_endian_element(reader, element_def)
+                } else {
+                    parser.read_little_endian_element(reader, element_def)
+                };
+                let element = read.map_err(|error| {
+                    if reader.position >= *len {
+                        E.truncated(
+                            location.clone(),
+                            format!("element `{kind}` {i} of {} is cut off", element_def.count),
+                        )
+                    } else {
+                        E.malformed(
+                            location.clone(),
+                            format!("element `{kind}` {i}: {}", first_line(&error.to_string())),
+                        )
+                    }
+                })?;
+                Ok((element, location))
             }
         }
     }

@@ -6,8 +6,10 @@
 //! - A model with instances (glTF): each mesh that is used becomes a small scene of its own
 //!   (geometry 0, named by the mesh), shared through an `Arc`; instance `j` is top-level geometry
 //!   `j`, named by the node. A hit has `instance = Some(j)` and `geom = 0`. An instance whose
-//!   transform is singular (a glTF zero scale) cannot be traversed through its inverse: its mesh
-//!   is transformed into world space and added as top-level mesh `j` instead (a note says so).
+//!   transform cannot be inverted in f32 (a glTF zero scale, or a scale so large or small that the
+//!   determinant leaves f32: [`TransformProblem`]) cannot be traversed through its inverse: its
+//!   mesh is transformed into world space and added as top-level mesh `j` instead (a note says
+//!   which problem).
 //!
 //! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
 
@@ -73,14 +75,88 @@ impl Loaded {
     }
 }
 
-/// Whether the scene engine can traverse an instance with this transform: it needs the inverse
-/// in f32 (the same test as `SceneBuilder::build`, which refuses the others).
-fn invertible(world_from_object: &glam::Affine3A) -> bool {
+/// Why the scene engine cannot traverse an instance with a transform: it needs the inverse in
+/// f32 (the same test as `SceneBuilder::build`, which refuses the others).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TransformProblem {
+    /// The linear part is singular: its determinant is exactly 0 (a zero scale).
+    Singular,
+    /// The determinant, computed in f64, is this large: beyond f32 (a scale of about 1e13 or
+    /// more on each axis).
+    Overflows(f64),
+    /// The determinant, computed in f64, is this small but not 0: it rounds to 0 in f32, or the
+    /// inverse does not fit f32 (a scale of about 1e-13 or less on each axis).
+    Underflows(f64),
+    /// An entry of the transform, or of its f32 inverse, is NaN or infinite.
+    NotFinite,
+}
+
+impl std::fmt::Display for TransformProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Singular => f.write_str("singular transform (determinant 0)"),
+            Self::Overflows(det) => write!(
+                f,
+                "transform too large to invert in f32 (determinant {det:.2e} overflows f32)"
+            ),
+            Self::Underflows(det) => write!(
+                f,
+                "transform too small to invert in f32 (determinant {det:.2e} underflows f32)"
+            ),
+            Self::NotFinite => f.write_str("transform or its inverse is not finite in f32"),
+        }
+    }
+}
+
+/// Whether the scene engine can traverse an instance with this transform, and if not, why.
+pub fn transform_problem(world_from_object: &glam::Affine3A) -> Option<TransformProblem> {
+    if !world_from_object.is_finite() {
+        return Some(TransformProblem::NotFinite);
+    }
+    let det64 = world_from_object.matrix3.as_dmat3().determinant();
     let det = world_from_object.matrix3.determinant();
-    det != 0.0 && det.is_finite() && world_from_object.inverse().is_finite()
+    if det64 == 0.0 {
+        return Some(TransformProblem::Singular);
+    }
+    if !det.is_finite() {
+        return Some(TransformProblem::Overflows(det64));
+    }
+    if det == 0.0 {
+        return Some(TransformProblem::Underflows(det64));
+    }
+    if !world_from_object.inverse().is_finite() {
+        return Some(if det64.abs() < 1.0 {
+            TransformProblem::Underflows(det64)
+        } else {
+            TransformProblem::NotFinite
+        });
+    }
+    None
+}
+
+/// Whether the scene engine can traverse an instance with this transform.
+fn invertible(world_from_object: &glam::Affine3A) -> bool {
+    transform_problem(world_from_object).is_none()
 }
 
 impl Model {
+    /// The triangles [`Self::into_loaded`] makes: every mesh once, plus a copy of its mesh for
+    /// each instance whose transform cannot be inverted (baked into world space).
+    pub fn triangles_to_build(&self) -> u128 {
+        let baked: u128 = self
+            .instances
+            .iter()
+            .filter(|instance| !invertible(&instance.world_from_object))
+            .map(|instance| {
+                self.meshes
+                    .get(instance.mesh)
+                    .map_or(0, |mesh| mesh.triangles.len() as u128)
+            })
+            .sum();
+        self.num_triangles_stored() as u128 + baked
+    }
+
     /// Builds the scene (see the module docs for its layout), consuming the model.
     pub fn into_loaded(self, format: Format) -> Result<Loaded, LoadError> {
         let wrap = |error: BuildError| LoadError::Scene {
@@ -115,12 +191,9 @@ impl Model {
                         ),
                     });
                 };
-                if invertible(&instance.world_from_object) {
-                    used[instance.mesh] = true;
-                    baked.push(None);
-                } else {
+                if let Some(problem) = transform_problem(&instance.world_from_object) {
                     notes.push(format!(
-                        "instance {index} ({:?}): singular transform, mesh baked into world space",
+                        "instance {index} ({:?}): {problem}, mesh baked into world space",
                         instance.name
                     ));
                     let vertices = mesh
@@ -132,6 +205,9 @@ impl Model {
                         TriMesh::new(vertices, mesh.triangles.clone())
                             .with_name(instance.name.clone()),
                     ));
+                } else {
+                    used[instance.mesh] = true;
+                    baked.push(None);
                 }
             }
             let mut sub_scenes: Vec<Option<Arc<Scene>>> = Vec::with_capacity(self.meshes.len());

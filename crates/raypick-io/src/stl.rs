@@ -1,32 +1,38 @@
-//! STL, binary and ASCII. Binary records are decoded by `stl_io`; the ASCII grammar is parsed here.
+//! STL, binary and ASCII. Both are read here, a facet at a time.
 //!
 //! # Binary or ASCII?
-//! Decided from the content, never from the extension or the first bytes alone: a file whose size
-//! is exactly `84 + 50·n` (with `n` the little-endian triangle count at byte 80) is binary, even when
-//! its 80-byte header starts with `solid` (CAD exporters such as SolidWorks write `solid <part>`
-//! there, e.g. `idler_riser.STL`). Otherwise a file whose first word is `solid` is ASCII, and
-//! anything else is a binary file of the wrong size (truncated, or with trailing bytes).
+//! Decided from the content and the file's size, never from the extension or the first bytes
+//! alone: a file whose size is exactly `84 + 50·n` (with `n` the little-endian facet count at byte
+//! 80) is binary, even when its 80-byte header starts with `solid` (CAD exporters such as
+//! SolidWorks write `solid <part>` there, e.g. `idler_riser.STL`). Otherwise a file whose first
+//! word is `solid` is ASCII — unless binary data follows the header (a NUL or control byte in the
+//! first `84 + 50` bytes, which no ASCII STL has): then it is a binary STL of the wrong size, and the
+//! error says so and gives the size `84 + 50·n` its facet count calls for. Anything else is a binary
+//! file of the wrong size too (truncated, or with trailing bytes).
 //!
-//! # Why not only `stl_io`
+//! # Why not `stl_io`
 //! `stl_io` 0.11 picks ASCII whenever the first line (read as UTF-8) starts with `solid `, so it
 //! rejects a binary file whose header is such a text line (`idler_riser.STL` escapes only because
-//! its bytes are not UTF-8 before the first newline; see `tests/crate_traps.rs`); its ASCII reader stops at the first `endsolid` (a second `solid` block is lost
-//! silently), requires a name after `solid`, and its errors carry no line numbers. Its binary record
-//! reader is right, so it is used for binary files (behind a view that blanks the header, so its
-//! own probe cannot mistake the header for ASCII) and a small ASCII parser lives here.
+//! its bytes are not UTF-8 before the first newline; see `tests/crate_traps.rs`); its ASCII reader
+//! stops at the first `endsolid` (a second `solid` block is lost silently), requires a name after
+//! `solid`, and its errors carry no line numbers. Its binary reader needs `Seek` over the whole
+//! file. A binary facet is twelve little-endian `f32` and a `u16`, so both forms are read here.
 //!
 //! # Result
 //! Each `solid … endsolid` block of an ASCII file is one mesh named by the text after `solid`; a
 //! binary file is one mesh named by its header up to the first NUL, trimmed. Triangle `i` is facet
 //! `i` of its block. Facet normals are ignored (the geometric normal comes from the winding). With
-//! [`StlOptions::weld_vertices`], bitwise-equal positions share one vertex.
+//! [`StlOptions::weld_vertices`], bitwise-equal positions share one vertex. A binary header's facet
+//! count is checked against [`crate::Limits::max_triangles`] before the first facet is read.
 
 use std::collections::HashMap;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufRead, Cursor, Read};
 
 use glam::Vec3;
 
-use crate::error::{Err, Format, LoadError, Location, Source};
+use crate::error::{shown, Err, Format, LoadError, Location, Source};
+use crate::input::{read_up_to, Lines};
+use crate::limits::Limits;
 use crate::model::{MeshData, Model};
 
 /// How to read an STL file.
@@ -54,6 +60,8 @@ const E: Err = Err {
 const BINARY_HEADER: usize = 84;
 /// Size of one binary facet: normal and 3 vertices as 12 f32, then a u16 attribute.
 const BINARY_FACET: usize = 50;
+/// The bytes [`detect`] looks at: the binary header and the first facet.
+const PROBE: usize = BINARY_HEADER + BINARY_FACET;
 
 /// What the content of an STL file says it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,47 +74,65 @@ pub enum StlKind {
 
 /// Decides binary or ASCII from the content (see the module docs), or says why it is neither.
 pub fn detect(bytes: &[u8]) -> Result<StlKind, LoadError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    detect_head(&bytes[..bytes.len().min(PROBE)], bytes.len() as u64)
+}
+
+/// The size of a binary STL of `count` facets: `84 + 50·count`.
+fn binary_size(count: u32) -> u64 {
+    BINARY_HEADER as u64 + BINARY_FACET as u64 * u64::from(count)
+}
+
+/// Whether `head` holds a byte no ASCII STL has: NUL, or a control character other than white
+/// space. Binary facets (coordinates, a zero normal) practically always do.
+fn looks_binary(head: &[u8]) -> bool {
+    head.iter()
+        .any(|&b| b == 0 || b == 0x7f || (b < 0x20 && !b"\t\n\x0b\x0c\r".contains(&b)))
+}
+
+/// [`detect`] from the first [`PROBE`] bytes of a file of `len` bytes.
+fn detect_head(head: &[u8], len: u64) -> Result<StlKind, LoadError> {
+    if len == head.len() as u64 && head.iter().all(u8::is_ascii_whitespace) {
         return Err(LoadError::Empty {
             source_name: Source::default(),
         });
     }
-    let declared = bytes
+    let declared = head
         .get(80..84)
         .map(|count| u32::from_le_bytes([count[0], count[1], count[2], count[3]]));
     if let Some(count) = declared {
-        let expected = BINARY_HEADER as u64 + BINARY_FACET as u64 * u64::from(count);
-        if expected == bytes.len() as u64 {
+        if binary_size(count) == len {
             return Ok(StlKind::Binary(count));
         }
     }
-    if bytes.trim_ascii_start().starts_with(b"solid") {
+    let solid = head.trim_ascii_start().starts_with(b"solid");
+    if solid && !looks_binary(head) {
         return Ok(StlKind::Ascii);
     }
+    let said = if solid {
+        "the header starts with `solid`, but binary data follows it, so this is a binary STL: "
+    } else {
+        ""
+    };
     match declared {
         None => Err(E.truncated(
-            Location::Byte(bytes.len() as u64),
-            format!(
-                "a binary STL header is {BINARY_HEADER} bytes, the file has {}",
-                bytes.len()
-            ),
+            Location::Byte(len),
+            format!("{said}a binary STL header is {BINARY_HEADER} bytes, the file has {len}"),
         )),
         Some(count) => {
-            let expected = BINARY_HEADER as u64 + BINARY_FACET as u64 * u64::from(count);
-            if (bytes.len() as u64) < expected {
+            let expected = binary_size(count);
+            if len < expected {
                 Err(E.truncated(
-                    Location::Byte(bytes.len() as u64),
+                    Location::Byte(len),
                     format!(
-                        "{count} facets need {expected} bytes, the file has {}",
-                        bytes.len()
+                        "{said}{count} facets need 84 + 50·{count} = {expected} bytes, the file has {len}"
                     ),
                 ))
             } else {
                 Err(E.malformed(
                     Location::Byte(expected),
                     format!(
-                        "{} bytes after the {count} facets the header announces",
-                        bytes.len() as u64 - expected
+                        "{said}{} bytes after the {count} facets the header announces (84 + 50·{count} = {expected} bytes)",
+                        len - expected
                     ),
                 ))
             }
@@ -124,9 +150,30 @@ pub fn detect(bytes: &[u8]) -> Result<StlKind, LoadError> {
 /// assert_eq!(model.meshes[0].triangles.len(), 1);
 /// ```
 pub fn parse(bytes: &[u8], options: &StlOptions) -> Result<Model, LoadError> {
-    let meshes = match detect(bytes)? {
-        StlKind::Binary(count) => vec![parse_binary(bytes, count, options)?],
-        StlKind::Ascii => parse_ascii(bytes, options)?,
+    let limits = Limits::default();
+    limits.check_bytes(bytes.len() as u64, Location::File)?;
+    read(bytes, bytes.len() as u64, options, &limits)
+}
+
+/// [`parse`] from a reader over a file of `len` bytes, a facet (or a line) at a time.
+pub(crate) fn read(
+    mut reader: impl BufRead,
+    len: u64,
+    options: &StlOptions,
+    limits: &Limits,
+) -> Result<Model, LoadError> {
+    let head = read_up_to(&mut reader, PROBE, &E)?;
+    let meshes = match detect_head(&head, len)? {
+        StlKind::Binary(count) => {
+            let triangles = limits.triangles(Format::Stl);
+            triangles.check_announced(u64::from(count), Location::Byte(80))?;
+            vec![read_binary(
+                Cursor::new(&head).chain(reader),
+                count,
+                options,
+            )?]
+        }
+        StlKind::Ascii => read_ascii(Cursor::new(&head).chain(reader), options, limits)?,
     };
     if meshes.iter().all(|mesh| mesh.triangles.is_empty()) {
         return Err(E.no_triangles());
@@ -177,77 +224,44 @@ impl MeshSink {
     }
 }
 
-/// A view of the file whose 80-byte header reads as zeros, so `stl_io`'s ASCII probe (first line
-/// starts with `solid `) cannot misfire on a binary file whose header starts with `solid`.
-struct BlankHeader<'a> {
-    bytes: &'a [u8],
-    position: usize,
-}
-
-impl Read for BlankHeader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let start = self.position.min(self.bytes.len());
-        let n = buf.len().min(self.bytes.len() - start);
-        buf[..n].copy_from_slice(&self.bytes[start..start + n]);
-        for (offset, byte) in buf[..n].iter_mut().enumerate() {
-            if start + offset < 80 {
-                *byte = 0;
-            }
-        }
-        self.position = start + n;
-        Ok(n)
-    }
-}
-
-impl Seek for BlankHeader<'_> {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        let target = match pos {
-            SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::End(delta) => (self.bytes.len() as u64).checked_add_signed(delta),
-            SeekFrom::Current(delta) => (self.position as u64).checked_add_signed(delta),
-        };
-        let target = target.ok_or_else(|| std::io::Error::other("seek before the start"))?;
-        self.position = usize::try_from(target).unwrap_or(usize::MAX);
-        Ok(target)
-    }
-}
-
-fn parse_binary(bytes: &[u8], count: u32, options: &StlOptions) -> Result<MeshData, LoadError> {
-    let header = &bytes[..80];
-    let name_end = header.iter().position(|&b| b == 0).unwrap_or(80);
+/// The facets of a binary file whose size agrees with its `count` (checked by [`detect_head`]).
+fn read_binary(
+    mut reader: impl Read,
+    count: u32,
+    options: &StlOptions,
+) -> Result<MeshData, LoadError> {
+    let mut header = [0u8; BINARY_HEADER];
+    reader
+        .read_exact(&mut header)
+        .map_err(|error| E.io(error))?;
+    let name_end = header[..80].iter().position(|&b| b == 0).unwrap_or(80);
     let name = String::from_utf8_lossy(&header[..name_end])
         .trim()
         .to_owned();
     let mut sink = MeshSink::new(name, options);
-    let mut view = BlankHeader { bytes, position: 0 };
-    let reader = stl_io::create_stl_reader(&mut view)
-        .map_err(|error| E.malformed(Location::Byte(0), error.to_string()))?;
-    let mut read = 0u32;
-    for (i, facet) in reader.enumerate() {
+    let mut facet = [0u8; BINARY_FACET];
+    for i in 0..count as usize {
         let offset = (BINARY_HEADER + BINARY_FACET * i) as u64;
-        // The size was checked against the count, so a read error means stl_io disagrees with
-        // that check: report it where it happened rather than trusting either.
-        let facet = facet
+        // The size was checked against the count, so a short read means the file shrank while
+        // it was read.
+        reader
+            .read_exact(&mut facet)
             .map_err(|error| E.truncated(Location::Byte(offset), format!("facet {i}: {error}")))?;
         let mut corners = [Vec3::ZERO; 3];
-        for (k, vertex) in facet.vertices.iter().enumerate() {
-            for axis in 0..3 {
-                let value = vertex[axis];
+        for (k, corner) in corners.iter_mut().enumerate() {
+            let mut p = [0.0f32; 3];
+            for (axis, value) in p.iter_mut().enumerate() {
+                // Bytes 0..12 are the normal; corner k's axis follows.
+                let at = 12 + 12 * k + 4 * axis;
+                *value =
+                    f32::from_le_bytes([facet[at], facet[at + 1], facet[at + 2], facet[at + 3]]);
                 if !value.is_finite() {
-                    let at = offset + 12 + 12 * k as u64 + 4 * axis as u64;
-                    return Err(E.non_finite(Location::Byte(at), f64::from(value)));
+                    return Err(E.non_finite(Location::Byte(offset + at as u64), f64::from(*value)));
                 }
             }
-            corners[k] = Vec3::new(vertex[0], vertex[1], vertex[2]);
+            *corner = Vec3::from_array(p);
         }
         sink.facet(corners);
-        read += 1;
-    }
-    if read != count {
-        return Err(E.truncated(
-            Location::Byte((BINARY_HEADER + BINARY_FACET * read as usize) as u64),
-            format!("the header announces {count} facets, {read} were read"),
-        ));
     }
     Ok(sink.mesh)
 }
@@ -255,7 +269,11 @@ fn parse_binary(bytes: &[u8], count: u32, options: &StlOptions) -> Result<MeshDa
 /// The ASCII grammar, one statement per line:
 /// `solid [name]` { `facet normal x y z` `outer loop` 3×`vertex x y z` `endloop` `endfacet` }
 /// `endsolid [name]`, repeated for several solids. Blank lines are skipped, CRLF is accepted.
-fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, LoadError> {
+fn read_ascii(
+    reader: impl BufRead,
+    options: &StlOptions,
+    limits: &Limits,
+) -> Result<Vec<MeshData>, LoadError> {
     #[derive(PartialEq)]
     enum State {
         /// Between solids: expect `solid` or the end of the file.
@@ -276,8 +294,9 @@ fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, Load
     let mut sink: Option<MeshSink> = None;
     let mut corners = [Vec3::ZERO; 3];
     let mut last_line = 0;
-    for (line_index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_number = line_index + 1;
+    let mut triangles = limits.triangles(Format::Stl);
+    let mut lines = Lines::new(reader, E, 0);
+    while let Some((line_number, line)) = lines.next_line()? {
         let location = || Location::Line(line_number);
         let mut tokens = line
             .split(|b| b.is_ascii_whitespace())
@@ -289,10 +308,7 @@ fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, Load
         let expected = |what: &str| {
             E.malformed(
                 location(),
-                format!(
-                    "expected {what}, found `{}`",
-                    String::from_utf8_lossy(keyword)
-                ),
+                format!("expected {what}, found `{}`", shown(keyword)),
             )
         };
         state = match state {
@@ -334,10 +350,7 @@ fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, Load
                         .ok()
                         .and_then(|text| text.parse().ok())
                         .ok_or_else(|| {
-                            E.malformed(
-                                location(),
-                                format!("`{}` is not a number", String::from_utf8_lossy(token)),
-                            )
+                            E.malformed(location(), format!("`{}` is not a number", shown(token)))
                         })?;
                     if !value.is_finite() {
                         return Err(E.non_finite(location(), f64::from(*value)));
@@ -360,6 +373,7 @@ fn parse_ascii(bytes: &[u8], options: &StlOptions) -> Result<Vec<MeshData>, Load
                 if keyword != b"endfacet" {
                     return Err(expected("`endfacet`"));
                 }
+                triangles.add(1, location)?;
                 if let Some(sink) = &mut sink {
                     sink.facet(corners);
                 }

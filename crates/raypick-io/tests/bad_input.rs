@@ -119,23 +119,25 @@ fn obj_with_a_corrupted_index_names_the_line() {
     let face_line = lines.iter().position(|l| l.starts_with("f ")).unwrap() + 10;
     lines[face_line] = "f 1 2 99999".to_owned();
     let error = obj::parse(lines.join("\n").as_bytes(), &Default::default()).unwrap_err();
+    // The index as the file writes it (1-based), not the 0-based one it becomes.
     assert!(
         matches!(
             error,
             LoadError::IndexOutOfRange {
-                index: 99998,
+                index: 99999,
                 count: 3644,
                 ..
             }
         ),
         "{error}"
     );
+    assert!(error.to_string().contains("vertex index 99999 "), "{error}");
     assert_eq!(error.location(), Some(&Location::Line(face_line + 1)));
 
     lines[face_line] = "f 1 2 -99999".to_owned();
     let error = obj::parse(lines.join("\n").as_bytes(), &Default::default()).unwrap_err();
     assert!(
-        matches!(error, LoadError::IndexOutOfRange { .. }),
+        matches!(error, LoadError::IndexOutOfRange { index: -99999, .. }),
         "{error}"
     );
     assert_eq!(error.location(), Some(&Location::Line(face_line + 1)));
