@@ -115,9 +115,16 @@ pub(crate) fn parse_within(
     let document = &gltf.document;
     validate(document)?;
 
-    let buffers = load_buffers(document, gltf.blob.as_deref(), options, limits, bytes.len())?;
-    let mut triangles = limits.triangles(Format::Gltf);
     let mut model = Model::default();
+    let buffers = load_buffers(
+        document,
+        gltf.blob.as_deref(),
+        options,
+        limits,
+        bytes.len(),
+        &mut model.references,
+    )?;
+    let mut triangles = limits.triangles(Format::Gltf);
     // glTF mesh index -> index into model.meshes, filled when a node first uses the mesh.
     let mut mesh_slots: Vec<Option<usize>> = vec![None; document.meshes().len()];
     let mut visited = vec![false; document.nodes().len()];
@@ -351,6 +358,7 @@ fn load_buffers(
     options: &GltfOptions,
     limits: &Limits,
     already_read: usize,
+    references: &mut Vec<PathBuf>,
 ) -> Result<Vec<Vec<u8>>, LoadError> {
     let mut bytes_read = already_read as u64;
     let mut buffers = Vec::new();
@@ -374,7 +382,7 @@ fn load_buffers(
                     .map_err(|error| E.malformed(location.clone(), format!("base64: {error}")))?
             }
             gltf::buffer::Source::Uri(uri) => {
-                let data = read_external(
+                let (path, data) = read_external(
                     uri,
                     buffer.length() as u64,
                     options,
@@ -383,6 +391,7 @@ fn load_buffers(
                     &location,
                 )?;
                 bytes_read += data.len() as u64;
+                references.push(path);
                 data
             }
         };
@@ -401,8 +410,8 @@ fn load_buffers(
     Ok(buffers)
 }
 
-/// The first `byte_length` bytes of the file an external buffer's `uri` names (see the module
-/// docs), after `bytes_read` bytes of the load.
+/// The file an external buffer's `uri` names, canonicalized, and its first `byte_length` bytes
+/// (see the module docs), after `bytes_read` bytes of the load.
 fn read_external(
     uri: &str,
     byte_length: u64,
@@ -410,7 +419,7 @@ fn read_external(
     limits: &Limits,
     bytes_read: u64,
     location: &Location,
-) -> Result<Vec<u8>, LoadError> {
+) -> Result<(PathBuf, Vec<u8>), LoadError> {
     let fail = |error: RefError| match error {
         RefError::Refused(reason) => LoadError::RefusedReference {
             source_name: Source::default(),
@@ -449,7 +458,8 @@ fn read_external(
     file.take(to_read)
         .read_to_end(&mut data)
         .map_err(|error| fail(RefError::Io(error)))?;
-    Ok(data)
+    let path = path.canonicalize().unwrap_or(path);
+    Ok((path, data))
 }
 
 /// The bytes of an accessor's elements: `(data, stride, count)` with every range checked, where

@@ -1,6 +1,8 @@
 //! The intermediate form every parser produces: plain meshes and their placements, independent of
 //! the scene engine. [`crate::load`] turns a [`Model`] into a [`raypick::Scene`].
 
+use std::path::PathBuf;
+
 use glam::{Affine3A, Vec3};
 
 /// One triangle mesh as read from a file: an OBJ `o`/`g` group, a glTF mesh (all its triangle
@@ -42,6 +44,9 @@ pub struct Model {
     /// Things that were read but deliberately left out (e.g. glTF point or line primitives), one
     /// human-readable line each.
     pub notes: Vec<String>,
+    /// The other files this model was read from (glTF external buffers), canonicalized: what a
+    /// tool that writes files must not overwrite.
+    pub references: Vec<PathBuf>,
 }
 
 impl Model {

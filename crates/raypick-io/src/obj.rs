@@ -208,6 +208,7 @@ pub(crate) fn read(
         meshes: split_vertices(positions, groups),
         instances: Vec::new(),
         notes: Vec::new(),
+        references: Vec::new(),
     })
 }
 

@@ -374,6 +374,7 @@ pub(crate) fn read(
         meshes: vec![mesh],
         instances: Vec::new(),
         notes: Vec::new(),
+        references: Vec::new(),
     })
 }
 

@@ -13,6 +13,7 @@
 //!
 //! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh};
@@ -35,6 +36,8 @@ pub struct Loaded {
     pub mesh_names: Vec<String>,
     /// Things that were deliberately left out while reading (see [`Model::notes`]).
     pub notes: Vec<String>,
+    /// The other files the model was read from (see [`Model::references`]).
+    pub references: Vec<PathBuf>,
 }
 
 impl Loaded {
@@ -245,6 +248,7 @@ impl Model {
             geometry_mesh,
             mesh_names,
             notes: self.notes.into_iter().chain(extra_notes).collect(),
+            references: self.references,
         })
     }
 

@@ -182,6 +182,7 @@ pub(crate) fn read(
         meshes,
         instances: Vec::new(),
         notes: Vec::new(),
+        references: Vec::new(),
     })
 }
 

@@ -256,6 +256,11 @@ fn no_more_than_byte_length_is_read_from_a_buffer() {
     let tight = LoadOptions::default().with_max_bytes(4096);
     let loaded = tree.load("big", "big.bin", &tight).unwrap();
     assert!(shows_the_quad(&loaded));
+    // The buffer's file is reported, so that tools can refuse to overwrite it.
+    assert_eq!(
+        loaded.references,
+        [tree.models().join("big.bin").canonicalize().unwrap()]
+    );
     // The budget counts the glTF file and its buffer together: one byte short is refused
     // before the buffer is read, the exact total loads.
     let total = gltf_with_buffer("inside.bin").len() as u64 + 48;
