@@ -4,6 +4,60 @@ use clap::{Args, ValueEnum};
 use glam::{Vec2, Vec3};
 use raypick::camera::ClipSpace;
 use raypick_cli::view::CameraSpec;
+use raypick_io::{LoadOptions, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
+
+/// What a load may read and build, for every subcommand that loads a model.
+#[derive(Args, Clone)]
+pub struct LoadArgs {
+    /// Let the model refer to files outside its own folder (glTF buffers reached through `..`,
+    /// symbolic links or absolute paths). Only for files you trust.
+    #[arg(long)]
+    pub allow_outside_refs: bool,
+    /// The most bytes a load may read, the model and the files it refers to together: a number
+    /// of bytes, or one with K, M or G (times 1024, 1024², 1024³).
+    #[arg(long, value_name = "BYTES", value_parser = parse_byte_count, default_value_t = DEFAULT_MAX_BYTES)]
+    pub max_bytes: u64,
+    /// The most triangles a load may make (every mesh once, plus copies baked for glTF instances
+    /// with singular transforms).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TRIANGLES)]
+    pub max_triangles: u64,
+}
+
+impl LoadArgs {
+    /// The loader's options these flags ask for.
+    pub fn options(&self) -> LoadOptions {
+        LoadOptions::default()
+            .with_max_bytes(self.max_bytes)
+            .with_max_triangles(self.max_triangles)
+            .with_outside_refs(if self.allow_outside_refs {
+                OutsideRefs::Allow
+            } else {
+                OutsideRefs::Refuse
+            })
+    }
+}
+
+/// A byte count: digits, optionally followed by K, M or G (powers of 1024; a trailing `B` or
+/// `iB` is accepted too).
+pub fn parse_byte_count(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let t = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (digits, scale) = match t.char_indices().last() {
+        Some((i, 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'm')) => (&t[..i], 1 << 20),
+        Some((i, 'g')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{s:?}: expected a byte count such as 5000000, 200M or 2G"))
+}
 
 /// Camera and image options shared by pick and render.
 #[derive(Args, Clone)]
@@ -116,4 +170,22 @@ pub fn parse_camera(s: &str) -> Result<CameraSpec, String> {
         ));
     }
     Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_byte_count("5000"), Ok(5000));
+        assert_eq!(parse_byte_count("64K"), Ok(64 << 10));
+        assert_eq!(parse_byte_count("200M"), Ok(200 << 20));
+        assert_eq!(parse_byte_count("2G"), Ok(2 << 30));
+        assert_eq!(parse_byte_count("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_byte_count("3mb"), Ok(3 << 20));
+        for bad in ["", "G", "-1", "1.5G", "99999999999G", "12 apples"] {
+            assert!(parse_byte_count(bad).is_err(), "{bad}");
+        }
+    }
 }

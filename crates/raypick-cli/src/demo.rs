@@ -16,6 +16,9 @@ pub struct NamedScene {
     pub scene: Scene,
     /// Name of each top-level geometry (index = geometry id; an instance's id for instanced hits).
     pub names: Vec<String>,
+    /// The files it was read from: the model file and the files that refer to (glTF buffers);
+    /// none for the demo scene. Outputs must not overwrite them.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 impl NamedScene {
@@ -97,5 +100,6 @@ pub fn demo_scene() -> Result<NamedScene, BuildError> {
     Ok(NamedScene {
         scene: b.build()?,
         names,
+        files: Vec::new(),
     })
 }

@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use glam::Vec2;
 use raypick_cli::render::Mode;
 
-use args::{parse_pixel, parse_size, Origin, ViewArgs};
+use args::{parse_pixel, parse_size, LoadArgs, Origin, ViewArgs};
 use cmd::bench::Effort;
 use cmd::cast::CastQuery;
 use cmd::Output;
@@ -57,6 +57,8 @@ enum Command {
     Pick {
         /// Model file (OBJ, glTF/GLB, PLY, STL); the built-in demo scene when omitted.
         model: Option<PathBuf>,
+        #[command(flatten)]
+        load: LoadArgs,
         /// Pixel X,Y (integers: the pixel centre is used; decimals: that exact window position).
         #[arg(long, value_parser = parse_pixel)]
         pixel: Vec2,
@@ -76,7 +78,9 @@ enum Command {
     Render {
         /// Model file; the built-in demo scene when omitted.
         model: Option<PathBuf>,
-        /// Output PNG.
+        #[command(flatten)]
+        load: LoadArgs,
+        /// Output PNG (never one of the input files; replaced only once complete).
         #[arg(short, long)]
         out: PathBuf,
         /// What each pixel shows.
@@ -95,10 +99,12 @@ enum Command {
     Cast {
         /// Model file.
         model: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
         /// Ray file (.rays or .npy).
         #[arg(long)]
         rays: PathBuf,
-        /// Output .npz.
+        /// Output .npz (never one of the input files; replaced only once complete).
         #[arg(long)]
         out: PathBuf,
         /// Occlusion only: does each ray hit anything?
@@ -113,6 +119,8 @@ enum Command {
     Info {
         /// Model file; the built-in demo scene when omitted.
         model: Option<PathBuf>,
+        #[command(flatten)]
+        load: LoadArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -134,12 +142,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo { out, size } => cmd::demo::run(&out, size),
         Command::Pick {
             model,
+            load,
             pixel,
             view,
             origin,
             json,
         } => cmd::pick::run(
             model.as_deref(),
+            &load,
             pixel,
             &view,
             origin,
@@ -147,25 +157,28 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Render {
             model,
+            load,
             out,
             mode,
             view,
             highlight,
-        } => cmd::render::run(model.as_deref(), &out, mode, &view, highlight),
+        } => cmd::render::run(model.as_deref(), &load, &out, mode, &view, highlight),
         Command::Cast {
             model,
+            load,
             rays,
             out,
             any_hit,
             all_hits,
         } => cmd::cast::run(
             &model,
+            &load,
             &rays,
             &out,
             CastQuery::from_flags(any_hit, all_hits),
         ),
-        Command::Info { model, json } => {
-            cmd::info::run(model.as_deref(), Output::from_json_flag(json))
+        Command::Info { model, load, json } => {
+            cmd::info::run(model.as_deref(), &load, Output::from_json_flag(json))
         }
         Command::Bench { quick } => {
             cmd::bench::run(if quick { Effort::Quick } else { Effort::Full })
@@ -175,10 +188,23 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() {
+    ignore_file_size_signal();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         // One line: the error and its causes joined by ": ".
         eprintln!("raypick: error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the process and
+/// leaves its temporary output file behind. Ignored, the write fails with EFBIG instead: the tool
+/// reports it, removes the temporary file, and the previous output stays as it was.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_IGN` installs no handler code; it only sets this signal's
+    // disposition, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }

@@ -15,14 +15,17 @@ use raypick::Ray;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RaysError {
-    /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    /// The file could not be read.
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: String,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (in the message, so not also the error's source).
+        error: std::io::Error,
     },
+    /// The result file could not be written (the previous one, if any, is unchanged).
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     /// The file's content is not a ray batch.
     #[error("{path}: {what}")]
     Format {
@@ -43,9 +46,9 @@ fn format_err(path: &Path, what: impl Into<String>) -> RaysError {
 /// Reads rays from a `.rays` or `.npy` file (chosen by the `.npy` magic bytes, not the extension).
 /// Every ray gets `t ∈ [0, ∞)`.
 pub fn read_rays(path: &Path) -> Result<Vec<Ray>, RaysError> {
-    let bytes = std::fs::read(path).map_err(|source| RaysError::Io {
+    let bytes = std::fs::read(path).map_err(|error| RaysError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     if bytes.starts_with(b"\x93NUMPY") {
         read_npy(path, &bytes)
@@ -167,11 +170,12 @@ fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     Ok(out)
 }
 
-/// Writes a numpy `.npz` archive (uncompressed zip of `.npy` files), one 1-D array per name.
+/// Writes a numpy `.npz` archive (uncompressed zip of `.npy` files), one 1-D array per name,
+/// replacing `path` only once the whole archive is on disk ([`crate::output::write_replacing`]).
 pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), RaysError> {
-    let io = |source| RaysError::Io {
+    let io = |error| RaysError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     };
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
@@ -192,5 +196,6 @@ pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), Ray
         .finish()
         .map_err(|e| format_err(path, e.to_string()))?
         .into_inner();
-    std::fs::write(path, buf).map_err(io)
+    crate::output::write_replacing(path, &buf)?;
+    Ok(())
 }

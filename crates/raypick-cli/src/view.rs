@@ -35,7 +35,15 @@ pub enum ViewError {
     EmptyScene,
     /// The camera parameters are degenerate.
     #[error("camera: {0}")]
-    Camera(#[from] CameraError),
+    Camera(CameraError),
+}
+
+// Not `#[from]`: that would also make the camera error the source, and a caller printing the
+// chain would repeat it after the message that already holds it.
+impl From<CameraError> for ViewError {
+    fn from(error: CameraError) -> Self {
+        ViewError::Camera(error)
+    }
 }
 
 /// What the automatic camera frames.

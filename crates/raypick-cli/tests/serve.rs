@@ -390,6 +390,7 @@ fn bunny_picks_equal_the_library() {
     let model = NamedScene {
         scene: loaded.scene,
         names: loaded.geometry_names,
+        files: Vec::new(),
     };
     let view = view_from_scene_info(&s.json("/api/scene"), (640, 480));
     let hits = assert_picks_match(&s, &model, Framing::Scene, view, &grid(640, 480, 12));

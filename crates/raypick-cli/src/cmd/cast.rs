@@ -7,7 +7,8 @@ use anyhow::Result;
 use raypick::{Hit, QueryOptions, Scene};
 use raypick_cli::raysio::{read_rays, write_npz, NpzArray};
 
-use super::load_model;
+use super::{load_model, refuse_overwriting_inputs};
+use crate::args::LoadArgs;
 
 /// Which query `raypick cast` runs for every ray.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,9 +34,19 @@ impl CastQuery {
     }
 }
 
-/// Loads the model, casts the rays of `rays_path` with `query` and writes the arrays to `out`.
-pub fn run(model_path: &Path, rays_path: &Path, out: &Path, query: CastQuery) -> Result<()> {
-    let model = load_model(Some(model_path))?;
+/// Loads the model within `load`, casts the rays of `rays_path` with `query` and writes the arrays
+/// to `out`, which must be none of the input files (it is replaced only once complete).
+pub fn run(
+    model_path: &Path,
+    load: &LoadArgs,
+    rays_path: &Path,
+    out: &Path,
+    query: CastQuery,
+) -> Result<()> {
+    // Refused before any work: `--out` naming the model or the rays would destroy an input.
+    raypick_cli::output::refuse_inputs(out, [("model file", model_path), ("ray file", rays_path)])?;
+    let model = load_model(Some(model_path), load)?;
+    refuse_overwriting_inputs(out, &model, &[])?;
     let rays = read_rays(rays_path)?;
     let opts = QueryOptions::default();
     let start = Instant::now();

@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use glam::{Vec2, Vec3};
 use raypick_cli::demo::demo_scene;
+use raypick_cli::output::write_replacing;
 use raypick_cli::render::{render, Highlight, Mode};
 use raypick_cli::view::Framing;
 
@@ -59,7 +60,7 @@ pub fn run(out: &Path, size: (u32, u32)) -> Result<()> {
             },
         );
     }
-    std::fs::write(out, image.to_png()?).with_context(|| format!("writing {}", out.display()))?;
+    write_replacing(out, &image.to_png()?)?;
     println!(
         "demo scene: {} geometries, {} triangles stored, built in {:.1} ms",
         model.scene.num_geometries(),

@@ -7,11 +7,13 @@ use anyhow::Result;
 use raypick::Scene;
 
 use super::{fmt_vec, load_model, Output};
+use crate::args::LoadArgs;
 
-/// Loads the model (the demo scene when `model_path` is `None`) and prints what it holds.
-pub fn run(model_path: Option<&Path>, output: Output) -> Result<()> {
+/// Loads the model (the demo scene when `model_path` is `None`) within `load`, and prints what it
+/// holds.
+pub fn run(model_path: Option<&Path>, load: &LoadArgs, output: Output) -> Result<()> {
     let t0 = Instant::now();
-    let model = load_model(model_path)?;
+    let model = load_model(model_path, load)?;
     let load_ms = t0.elapsed().as_secs_f64() * 1e3;
     let scene = &model.scene;
     let b = scene.bounds();

@@ -21,13 +21,13 @@ pub mod serve;
 
 use std::path::Path;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use glam::Vec3;
 use raypick::{Hit, Scene};
 use raypick_cli::demo::{demo_scene, NamedScene};
 use raypick_cli::view::Framing;
 
-use crate::args::ViewArgs;
+use crate::args::{LoadArgs, ViewArgs};
 
 /// How a subcommand prints its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,18 +49,40 @@ impl Output {
     }
 }
 
-/// A model file loaded, or the demo scene when `path` is `None`.
-pub fn load_model(path: Option<&Path>) -> Result<NamedScene> {
+/// A model file loaded within the limits of `load`, or the demo scene when `path` is `None`.
+pub fn load_model(path: Option<&Path>, load: &LoadArgs) -> Result<NamedScene> {
     match path {
         None => demo_scene().context("building the demo scene"),
         Some(path) => {
-            let loaded = raypick_io::load(path).map_err(|e| anyhow!("{e}"))?;
+            let loaded = raypick_io::load_with(path, &load.options())?;
             Ok(NamedScene {
                 scene: loaded.scene,
                 names: loaded.geometry_names,
+                files: std::iter::once(path.to_path_buf())
+                    .chain(loaded.references)
+                    .collect(),
             })
         }
     }
+}
+
+/// Refuses `out` when it names the model file or a file the model refers to (and `others`, e.g.
+/// the ray file).
+pub fn refuse_overwriting_inputs(
+    out: &Path,
+    model: &NamedScene,
+    others: &[(&str, &Path)],
+) -> Result<()> {
+    let model_files = model.files.iter().enumerate().map(|(i, f)| {
+        let what = if i == 0 {
+            "model file"
+        } else {
+            "file the model refers to"
+        };
+        (what, f.as_path())
+    });
+    raypick_cli::output::refuse_inputs(out, model_files.chain(others.iter().copied()))?;
+    Ok(())
 }
 
 /// How the automatic camera frames a model loaded from `path` (`None`: the demo scene).

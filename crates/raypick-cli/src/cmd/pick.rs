@@ -7,17 +7,18 @@ use glam::Vec2;
 use raypick::camera::PixelOrigin;
 
 use super::{framing_of, hit_json, load_model, make_camera, print_hit, Output};
-use crate::args::{Origin, ViewArgs};
+use crate::args::{LoadArgs, Origin, ViewArgs};
 
-/// Loads the model (the demo scene when `model_path` is `None`) and prints what is under `pixel`.
+/// Loads the model (the demo scene when `model_path` is `None`) within `load`, and prints what is under `pixel`.
 pub fn run(
     model_path: Option<&Path>,
+    load: &LoadArgs,
     pixel: Vec2,
     view: &ViewArgs,
     origin: Origin,
     output: Output,
 ) -> Result<()> {
-    let model = load_model(model_path)?;
+    let model = load_model(model_path, load)?;
     let mut camera = make_camera(&model.scene, view, framing_of(model_path))?;
     if matches!(origin, Origin::BottomLeft) {
         camera = camera.with_pixel_origin(PixelOrigin::BottomLeft);

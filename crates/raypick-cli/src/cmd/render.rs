@@ -2,23 +2,27 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use glam::Vec2;
+use raypick_cli::output::write_replacing;
 use raypick_cli::render::{render, Highlight, Mode};
 
-use super::{framing_of, load_model, make_camera};
-use crate::args::ViewArgs;
+use super::{framing_of, load_model, make_camera, refuse_overwriting_inputs};
+use crate::args::{LoadArgs, ViewArgs};
 
-/// Loads the model (the demo scene when `model_path` is `None`), renders it in `mode` and writes
-/// the PNG to `out`; `highlight` marks the triangle under that pixel.
+/// Loads the model (the demo scene when `model_path` is `None`) within `load`, renders it in
+/// `mode` and writes the PNG to `out` (never an input; replaced only once complete); `highlight`
+/// marks the triangle under that pixel.
 pub fn run(
     model_path: Option<&Path>,
+    load: &LoadArgs,
     out: &Path,
     mode: Mode,
     view: &ViewArgs,
     highlight: Option<Vec2>,
 ) -> Result<()> {
-    let model = load_model(model_path)?;
+    let model = load_model(model_path, load)?;
+    refuse_overwriting_inputs(out, &model, &[])?;
     let camera = make_camera(&model.scene, view, framing_of(model_path))?;
     let highlight = highlight
         .and_then(|px| raypick::camera::pick(&model.scene, &camera, px))
@@ -40,7 +44,7 @@ pub fn run(
         bar.set_position((f * h as f32) as u64)
     });
     bar.finish_and_clear();
-    std::fs::write(out, image.to_png()?).with_context(|| format!("writing {}", out.display()))?;
+    write_replacing(out, &image.to_png()?)?;
     println!(
         "rendered {w}x{h} in {:.1} ms ({} rays, {} hits): {:.2} Mrays/s -> {}",
         stats.seconds * 1e3,

@@ -38,6 +38,7 @@ use raypick_cli::view::{
     make_camera, CameraSpec, Framing, DEFAULT_FOV_DEG, DEFAULT_VIEW_DIR, DEMO_VIEW_DIR,
 };
 
+use crate::args::LoadArgs;
 use crate::cmd::{framing_of, hit_json, load_model, vec3_json};
 use tokio::sync::Semaphore;
 
@@ -74,6 +75,8 @@ pub struct ServeArgs {
     /// Address to bind; loopback unless told otherwise.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
+    #[command(flatten)]
+    load: LoadArgs,
 }
 
 struct AppState {
@@ -86,7 +89,7 @@ struct AppState {
 
 /// Loads the model and serves it until interrupted.
 pub fn run(args: ServeArgs) -> Result<()> {
-    let model = load_model(args.model.as_deref())?;
+    let model = load_model(args.model.as_deref(), &args.load)?;
     if model.scene.bounds().is_empty() {
         anyhow::bail!("the scene is empty: nothing to show");
     }
