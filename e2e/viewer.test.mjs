@@ -22,6 +22,7 @@ const HIGHLIGHT = [255, 20, 20]; // render.rs HIGHLIGHT
 const W = 640, H = 480;
 
 let server, baseUrl, context, page, profile;
+const cspViolations = [];
 
 function startServer() {
   return new Promise((resolve, reject) => {
@@ -56,6 +57,10 @@ before(async () => {
   // The debug binary on a shared 2-core machine can take a few hundred ms a frame.
   page.setDefaultTimeout(60_000);
   page.on('pageerror', (e) => { throw e; });
+  // The server's Content-Security-Policy must allow everything the page does.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
 }, { timeout: 120_000 });
 
 after(async () => {
@@ -70,7 +75,10 @@ const pixelAt = (x, y) => page.$eval('#view', (c, [x, y]) =>
 const canvasData = () => page.$eval('#view', (c) => c.toDataURL('image/png'));
 
 test('click picks the CLI triangle, highlights it, and a drag turns the view', { timeout: 120_000 }, async () => {
-  await page.goto(`${baseUrl}?w=${W}&h=${H}`);
+  const response = await page.goto(`${baseUrl}?w=${W}&h=${H}`);
+  const headers = response.headers();
+  assert.match(headers['content-security-policy'] || '', /frame-ancestors 'none'/);
+  assert.equal(headers['x-content-type-options'], 'nosniff');
   await page.waitForFunction(() => +document.getElementById('view').dataset.frames >= 1);
   const box = await page.locator('#view').boundingBox();
   assert.equal(Math.round(box.width), W);
@@ -133,5 +141,6 @@ test('click picks the CLI triangle, highlights it, and a drag turns the view', {
   const shots = path.join(root, 'target', 'e2e');
   mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: path.join(shots, 'screenshot.png') });
+  assert.deepEqual(cspViolations, [], 'the page breaks the server\'s Content-Security-Policy');
   console.log(`# picked triangle ${cli.hit.triangle} of ${cli.hit.object}; screenshot ${path.join(shots, 'screenshot.png')}`);
 });

@@ -51,14 +51,17 @@ impl Server {
 
     /// Sends `method path` verbatim (no normalisation of the path) and returns (status, headers, body).
     fn request(&self, method: &str, path: &str) -> (u16, String, Vec<u8>) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        write!(
-            s,
+        self.raw(&format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
             self.addr
-        )
-        .unwrap();
+        ))
+    }
+
+    /// Sends `text` as it is and returns (status, lower-cased headers, body) of the answer.
+    fn raw(&self, text: &str) -> (u16, String, Vec<u8>) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        s.write_all(text.as_bytes()).unwrap();
         let mut raw = Vec::new();
         s.read_to_end(&mut raw).unwrap();
         let split = raw
@@ -534,4 +537,118 @@ fn headlight_frames_are_the_picks_shaded() {
             "target {target}, distance {distance}"
         );
     }
+}
+
+/// Every response, refusals and 404s included, forbids sniffing and framing and carries the page's
+/// Content-Security-Policy; a server on loopback answers only to its own address and `localhost`.
+#[test]
+fn hosts_are_checked_and_every_response_is_guarded() {
+    let s = Server::start(None);
+    let port = s.addr.rsplit(':').next().unwrap().to_string();
+    let get = |host: &str, path: &str| {
+        s.raw(&format!(
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        ))
+    };
+    let view = "tx=0&ty=1&tz=0&yaw=0.3&pitch=0.4&dist=12&w=32&h=24";
+    let mut answers = vec![
+        s.get("/"),
+        s.get("/app.js"),
+        s.get("/api/scene"),
+        s.get(&format!("/render?{view}")),
+        s.get(&format!("/api/pick?{view}&x=3&y=4")),
+        s.get("/nope"),
+        get(&format!("localhost:{port}"), "/api/scene"),
+    ];
+    for answer in &answers {
+        assert!(answer.0 == 200 || answer.0 == 404, "{}", answer.1);
+    }
+    // DNS rebinding: another site's name pointed at 127.0.0.1.
+    for host in [
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.evil.example:{port}"),
+        "localhost:1".to_string(),
+    ] {
+        let answer = get(&host, "/api/scene");
+        assert_eq!(answer.0, 421, "{host}: {}", answer.1);
+        assert!(
+            String::from_utf8_lossy(&answer.2).contains("--host"),
+            "{host}"
+        );
+        answers.push(answer);
+    }
+    // HTTP/1.0 without a Host header.
+    let answer = s.raw("GET /api/scene HTTP/1.0\r\n\r\n");
+    assert_eq!(answer.0, 400, "{}", answer.1);
+    answers.push(answer);
+    for (status, head, _) in &answers {
+        for header in [
+            "x-content-type-options: nosniff",
+            "frame-ancestors 'none'",
+            "content-security-policy: default-src 'none'; script-src 'self'",
+            "x-frame-options: deny",
+        ] {
+            assert!(head.contains(header), "{status}: no {header} in {head}");
+        }
+    }
+    // The page needs nothing the policy forbids: no inline script or style, no other origin.
+    let html = String::from_utf8(s.get("/").2).unwrap();
+    assert!(!html.contains("<script>") && !html.contains("style=") && !html.contains("<style"));
+    assert!(!html.contains("http:") && !html.contains("https:"));
+}
+
+/// Idle sockets, and sockets that send half a request, neither lock the server nor stay open:
+/// past the connection limit the oldest idle connection makes room for the new one, and an idle
+/// connection is closed after the header timeout. Loopback only; a few hundred sockets.
+#[test]
+fn idle_sockets_neither_lock_the_server_nor_stay_open() {
+    const LIMIT: usize = 256; // raypick serve's MAX_CONNECTIONS
+    const HEADER_TIMEOUT: Duration = Duration::from_secs(10); // and its HEADER_TIMEOUT
+    let s = Server::start(None);
+    let mut idle: Vec<TcpStream> = Vec::new();
+    for i in 0..LIMIT + 44 {
+        let mut socket = TcpStream::connect(&s.addr).unwrap();
+        if i % 2 == 1 {
+            // Half a request line, as a slow client sends it, then nothing.
+            socket.write_all(b"GET /api/scene HTTP/1.1\r\nHo").unwrap();
+        }
+        idle.push(socket);
+    }
+    // Still answers, at once.
+    let start = std::time::Instant::now();
+    let info = s.json("/api/scene");
+    assert!(info["triangles"].as_u64().unwrap() > 0);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    // A request that announces a body and never sends it is answered all the same.
+    let answer = s.raw(&format!(
+        "GET /api/scene HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n",
+        s.addr
+    ));
+    assert_eq!(answer.0, 200);
+    // The oldest idle sockets were closed to make room: each reads end of file (or a reset).
+    let closed = |socket: &mut TcpStream, wait: Duration| {
+        socket.set_read_timeout(Some(wait)).unwrap();
+        let mut byte = [0u8; 1];
+        match socket.read(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    };
+    assert!(closed(&mut idle[0], Duration::from_secs(5)), "not evicted");
+    // And an idle socket that nothing evicts is closed after the header timeout, not before.
+    let mut lone = TcpStream::connect(&s.addr).unwrap();
+    let start = std::time::Instant::now();
+    assert!(closed(&mut lone, HEADER_TIMEOUT + Duration::from_secs(10)));
+    let waited = start.elapsed();
+    assert!(
+        waited >= HEADER_TIMEOUT - Duration::from_secs(1),
+        "closed after {waited:?}"
+    );
+    drop(idle);
+    assert_eq!(s.get("/api/scene").0, 200);
 }

@@ -14,7 +14,14 @@
 //! Bounds, so that one client cannot exhaust the machine: images at most [`MAX_SIZE`]² pixels; at
 //! most [`MAX_RENDERS`] renders at a time, each on a blocking thread (`spawn_blocking`), at most
 //! [`MAX_QUEUED`] more waiting, each for at most [`QUEUE_WAIT`] (then 503); request bodies at most
-//! [`MAX_BODY`] bytes (no route reads one).
+//! [`MAX_BODY`] bytes (no route reads one); at most [`conns::MAX_CONNECTIONS`] connections, each
+//! closed when its request headers take longer than [`conns::HEADER_TIMEOUT`], the oldest idle one
+//! closed to make room for a new one ([`conns`]).
+//!
+//! Every response carries `X-Content-Type-Options: nosniff`, a Content-Security-Policy that allows
+//! only the page's own files and forbids framing (`frame-ancestors 'none'`), and a server bound to
+//! loopback answers only requests whose `Host` is its own address or `localhost`, against DNS
+//! rebinding ([`guard`]).
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -42,7 +49,9 @@ use crate::args::LoadArgs;
 use crate::cmd::{framing_of, hit_json, load_model, vec3_json};
 use tokio::sync::Semaphore;
 
+mod conns;
 mod frame;
+mod guard;
 
 /// Largest image width and height served, pixels (a 2048² RGB frame is 12 MiB in memory).
 pub const MAX_SIZE: u32 = 2048;
@@ -72,7 +81,8 @@ pub struct ServeArgs {
     /// TCP port (0: any free port; the address is printed on the first line of stdout).
     #[arg(long, default_value_t = 7878)]
     port: u16,
-    /// Address to bind; loopback unless told otherwise.
+    /// Address to bind; loopback unless told otherwise. On loopback only requests for
+    /// `localhost` or this address are answered; a wider address answers to any host name.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
     #[command(flatten)]
@@ -127,12 +137,15 @@ async fn serve(state: Arc<AppState>, addr: SocketAddr) -> Result<()> {
     }
     use std::io::Write;
     std::io::stdout().flush().ok();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async {
-            tokio::signal::ctrl_c().await.ok();
-        })
-        .await
-        .context("serving")
+    let app = router(state).layer(axum::middleware::from_fn_with_state(
+        Arc::new(guard::HostCheck::for_address(local)),
+        guard::guard,
+    ));
+    conns::serve(listener, app, async {
+        tokio::signal::ctrl_c().await.ok();
+    })
+    .await
+    .context("serving")
 }
 
 fn router(state: Arc<AppState>) -> Router {
