@@ -27,18 +27,63 @@ pub use camera::pinhole_rays;
 /// Geometry ids and names follow the file: one mesh per OBJ group (named after it), one per PLY or
 /// STL file, and for glTF one instance per node that shows a mesh (named after the node).
 ///
+/// Files from strangers are safe to load: a glTF buffer ``uri`` must resolve (after
+/// percent-decoding, ``..`` and symbolic links) to a regular file inside the model's folder, at
+/// most ``byteLength`` bytes are read from it, and the load stops at its byte and triangle budgets.
+///
+/// Args:
+///     path: the model file.
+///     allow_outside_refs: let the model refer to files outside its folder (``..``, symbolic
+///         links, absolute paths); only for files you trust. Pipes, devices and folders are
+///         refused even then.
+///     max_bytes: the most bytes read, the model and the files it refers to together (default
+///         1 GiB). A larger file is refused before it is opened.
+///     max_triangles: the most triangles made (default 67,108,864), counted as they are read.
+///
 /// Raises:
-///     ValueError: the file cannot be read or parsed; the message says where.
+///     ValueError: the file cannot be read or parsed, a reference is refused, or a budget is
+///         exceeded; the message says which file, where, and why. Also for a budget below 1.
 ///
 /// Example::
 ///
 ///     >>> scene = raypick.load("bunny.obj")
 ///     >>> scene.num_triangles
 ///     69451
+///     >>> scene = raypick.load("trusted/scene.gltf", allow_outside_refs=True, max_bytes=4 << 30)
 #[pyfunction]
-fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<scene::PyScene> {
+#[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None))]
+fn load(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    allow_outside_refs: bool,
+    max_bytes: Option<i64>,
+    max_triangles: Option<i64>,
+) -> PyResult<scene::PyScene> {
+    let budget = |value: Option<i64>, name: &str, default: u64| match value {
+        None => Ok(default),
+        Some(v) => u64::try_from(v)
+            .ok()
+            .filter(|&v| v >= 1)
+            .ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1, got {v}"))),
+    };
+    let options = raypick_io::LoadOptions::default()
+        .with_max_bytes(budget(
+            max_bytes,
+            "max_bytes",
+            raypick_io::DEFAULT_MAX_BYTES,
+        )?)
+        .with_max_triangles(budget(
+            max_triangles,
+            "max_triangles",
+            raypick_io::DEFAULT_MAX_TRIANGLES,
+        )?)
+        .with_outside_refs(if allow_outside_refs {
+            raypick_io::OutsideRefs::Allow
+        } else {
+            raypick_io::OutsideRefs::Refuse
+        });
     let loaded = py
-        .detach(|| raypick_io::load(&path))
+        .detach(|| raypick_io::load_with(&path, &options))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(scene::PyScene::from_rust(&loaded.scene))
 }

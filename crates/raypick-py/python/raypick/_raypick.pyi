@@ -101,7 +101,10 @@ class Scene:
     def instance_matrix(self, geometry_id: int) -> F32: ...
     def cast_rays(self, rays: ArrayLike, nthreads: int = 0) -> Dict[str, np.ndarray]:
         """Closest hits: t_hit (inf on a miss), geometry_ids, primitive_ids, instance_ids (uint32,
-        INVALID_ID on a miss), primitive_uvs (..., 2), primitive_normals (..., 3)."""
+        INVALID_ID on a miss), primitive_uvs (..., 2), primitive_normals (..., 3).
+
+        nthreads (every batch query): 0 uses every core; 1..1024 that many threads (a few pools of
+        the counts used are kept for reuse); anything else raises ValueError."""
     def test_occlusions(
         self, rays: ArrayLike, tnear: float = 0.0, tfar: float = float("inf"), nthreads: int = 0
     ) -> npt.NDArray[np.bool_]: ...
@@ -150,5 +153,17 @@ def create_rays_pinhole(
     """Open3D's create_rays_pinhole: (height_px, width_px, 6) float32 rays from eye; horizontal
     field of view; directions with unit component along the view (t_hit is depth)."""
 
-def load(path: Union[str, "PathLike[str]"]) -> Scene:
-    """Loads an OBJ, glTF/GLB, PLY or STL file into a Scene."""
+def load(
+    path: Union[str, "PathLike[str]"],
+    *,
+    allow_outside_refs: bool = False,
+    max_bytes: Optional[int] = None,
+    max_triangles: Optional[int] = None,
+) -> Scene:
+    """Loads an OBJ, glTF/GLB, PLY or STL file into a Scene.
+
+    A glTF buffer uri must resolve (after percent-decoding, ``..`` and symbolic links) to a regular
+    file inside the model's folder unless ``allow_outside_refs`` (for trusted files); at most
+    ``byteLength`` bytes are read from it. ``max_bytes`` (default 1 GiB: the model and the files it
+    refers to) and ``max_triangles`` (default 67,108,864) bound the load. Raises ValueError naming
+    the file, the place and the reason."""

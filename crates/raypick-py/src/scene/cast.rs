@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicU32;
 
 use glam::Vec3;
 use numpy::{PyArrayDyn, PyArrayMethods};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
@@ -14,7 +13,7 @@ use raypick::{Hit, QueryOptions, Ray};
 use super::state::Built;
 use super::{PyScene, INVALID_ID};
 use crate::arrays::{pooled, put, read_floats, read_rows, to_numpy, value, Floats};
-use crate::threads;
+use crate::threads::{self, NThreads};
 
 /// Rays from an `(..., 6)` array: origin, direction, `t ∈ [t_min, t_max]`.
 pub(super) fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
@@ -38,11 +37,6 @@ pub(super) fn ray_at(c: &[f32], t_min: f32, t_max: f32) -> Ray {
 
 /// Rays per rayon task in the batch queries made here, as in the engine's batches.
 pub(super) const RAY_CHUNK: usize = 256;
-
-pub(super) fn nthreads_arg(nthreads: i64) -> PyResult<usize> {
-    usize::try_from(nthreads)
-        .map_err(|_| PyValueError::new_err("nthreads must be >= 0 (0: all cores)"))
-}
 
 /// The columns of [`PyScene::cast_rays`], filled in Rust.
 pub(super) struct CastColumns {
@@ -165,9 +159,8 @@ pub(super) fn cast_rays<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
-    nthreads: i64,
+    nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let nthreads = nthreads_arg(nthreads)?;
     let built = scene.built(py)?;
     let f = read_rows(rays, "rays", 6)?;
     let values = f.values();
@@ -211,9 +204,8 @@ pub(super) fn test_occlusions<'py>(
     rays: &Bound<'py, PyAny>,
     tnear: f32,
     tfar: f32,
-    nthreads: i64,
+    nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
-    let nthreads = nthreads_arg(nthreads)?;
     let built = scene.built(py)?;
     let f = read_rows(rays, "rays", 6)?;
     let values = f.values();
@@ -247,9 +239,8 @@ pub(super) fn count_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
-    nthreads: i64,
+    nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
-    let nthreads = nthreads_arg(nthreads)?;
     let built = scene.built(py)?;
     let f = read_floats(rays, "rays", 6, None)?;
     let rays = rays_from(&f, 0.0, f32::INFINITY);
@@ -268,9 +259,8 @@ pub(super) fn list_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
-    nthreads: i64,
+    nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let nthreads = nthreads_arg(nthreads)?;
     let built = scene.built(py)?;
     let f = read_floats(rays, "rays", 6, None)?;
     let rays = rays_from(&f, 0.0, f32::INFINITY);

@@ -56,11 +56,12 @@ pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f32; 16]
     }
     // numpy rows are glam columns of the transpose.
     let world_from_object = Affine3A::from_mat4(Mat4::from_cols_array(&m).transpose());
-    let det = world_from_object.matrix3.determinant();
-    if !(det.is_finite() && det != 0.0) {
-        return Err(PyValueError::new_err(
-            "matrix is singular (its 3×3 part has determinant 0)",
-        ));
+    // The engine inverts the transform in f32: a scale so large or small that the determinant
+    // leaves f32 is as unusable as a singular one, and the message says which it is.
+    if let Some(problem) = raypick_io::transform_problem(&world_from_object) {
+        return Err(PyValueError::new_err(format!(
+            "matrix cannot place an instance: {problem}"
+        )));
     }
     Ok((m, world_from_object))
 }

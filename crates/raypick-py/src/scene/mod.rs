@@ -32,6 +32,7 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::arrays::to_numpy;
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
+use crate::threads::NThreads;
 use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
 
 /// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
@@ -284,7 +285,8 @@ impl PyScene {
     /// Args:
     ///     rays: ``(..., 6)`` array ``[ox, oy, oz, dx, dy, dz]``, float32 or float64, any leading
     ///         shape and strides. ``t`` runs over ``[0, inf)`` in units of ``d``.
-    ///     nthreads: threads to use; 0 (default) uses every core.
+    ///     nthreads: threads to use; 0 (default) uses every core. At most 1024 (else
+    ///         ``ValueError``); a few thread pools of the counts used are kept for reuse.
     ///
     /// Returns:
     ///     dict of numpy arrays shaped like ``rays.shape[:-1]``: ``t_hit`` (float32, ``inf`` on a
@@ -303,12 +305,12 @@ impl PyScene {
     ///
     ///     >>> ans = scene.cast_rays(rays)            # rays: (H, W, 6)
     ///     >>> depth = ans["t_hit"]                   # (H, W)
-    #[pyo3(signature = (rays, nthreads=0))]
+    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
     fn cast_rays<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
-        nthreads: i64,
+        nthreads: NThreads,
     ) -> PyResult<Bound<'py, PyDict>> {
         cast::cast_rays(self, py, rays, nthreads)
     }
@@ -320,14 +322,17 @@ impl PyScene {
     ///
     ///     >>> # shadow rays from surface points p towards a light at L (t in [eps, 1])
     ///     >>> shadow = scene.test_occlusions(np.hstack([p, L - p]), tnear=1e-4, tfar=1.0)
-    #[pyo3(signature = (rays, tnear=0.0, tfar=f32::INFINITY, nthreads=0))]
+    #[pyo3(
+        signature = (rays, tnear=0.0, tfar=f32::INFINITY, nthreads=NThreads::ALL),
+        text_signature = "($self, rays, tnear=0.0, tfar=inf, nthreads=0)"
+    )]
     fn test_occlusions<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         tnear: f32,
         tfar: f32,
-        nthreads: i64,
+        nthreads: NThreads,
     ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
         cast::test_occlusions(self, py, rays, tnear, tfar, nthreads)
     }
@@ -338,12 +343,12 @@ impl PyScene {
     /// A ray through an edge or vertex shared by consistently wound triangles counts it once, so
     /// the count's parity tells inside (odd) from outside (even) for a closed mesh. A sphere counts
     /// its entry and exit.
-    #[pyo3(signature = (rays, nthreads=0))]
+    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
     fn count_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
-        nthreads: i64,
+        nthreads: NThreads,
     ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
         cast::count_intersections(self, py, rays, nthreads)
     }
@@ -359,12 +364,12 @@ impl PyScene {
     ///
     /// Edges and vertices shared by consistently wound triangles are reported once (as in
     /// :meth:`count_intersections`).
-    #[pyo3(signature = (rays, nthreads=0))]
+    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
     fn list_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
-        nthreads: i64,
+        nthreads: NThreads,
     ) -> PyResult<Bound<'py, PyDict>> {
         cast::list_intersections(self, py, rays, nthreads)
     }
