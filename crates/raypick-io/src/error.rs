@@ -316,8 +316,10 @@ impl LoadError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RefusedReason {
-    /// An absolute path, or a URI with a scheme other than `data:` (`file://`, `http://`, …).
+    /// An absolute path ([`crate::OutsideRefs::Allow`] accepts it).
     NotRelative,
+    /// A URI with a scheme other than `data:` (`file:`, `http:`, …): only paths are read.
+    Scheme,
     /// A Windows-style path (a drive letter such as `C:` or a backslash): URIs separate folders
     /// with `/` only, and such a path would mean something else on each system.
     WindowsPath,
@@ -344,7 +346,10 @@ impl fmt::Display for RefusedReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RefusedReason::NotRelative => f.write_str(
-                "it is not a relative path (references outside the model's folder need allow_outside_refs)",
+                "an absolute path (references outside the model's folder need allow_outside_refs)",
+            ),
+            RefusedReason::Scheme => f.write_str(
+                "a URI with a scheme; only relative paths (and base64 data: URIs) are read",
             ),
             RefusedReason::WindowsPath => f.write_str(
                 "a Windows-style path (drive letter or backslash); URIs separate folders with `/`",

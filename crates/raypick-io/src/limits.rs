@@ -34,8 +34,9 @@ pub enum OutsideRefs {
     #[default]
     Refuse,
     /// Yes, for files you trust: relative references may leave the model's folder (through `..`
-    /// or symbolic links) and absolute paths are followed. A reference must still name a regular
-    /// file (never a directory, pipe or device), and at most its declared length is read.
+    /// or symbolic links) and absolute paths are followed. A reference must still be a path (no
+    /// scheme, no Windows-style path) naming a regular file (never a directory, pipe or device),
+    /// and at most its declared length is read.
     Allow,
 }
 

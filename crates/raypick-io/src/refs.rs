@@ -2,7 +2,8 @@
 //!
 //! A reference is resolved in this order, and the first rule it breaks is the error:
 //! 1. a scheme (`file:`, `http:`, …) is refused, and so is a Windows-style path (a drive letter,
-//!    or a backslash, raw or escaped): URIs separate folders with `/` only;
+//!    or a backslash, raw or escaped): URIs separate folders with `/` only. These hold whatever
+//!    the policy;
 //! 2. the query and fragment (`?…`, `#…`) are dropped and the path is percent-decoded (RFC 3986
 //!    §2.1); a malformed escape, or one that decodes to NUL or to bytes that are not UTF-8, is refused;
 //! 3. unless [`OutsideRefs::Allow`]: an absolute path is refused; so is a relative path whose `..`
@@ -59,7 +60,7 @@ pub(crate) fn decode(uri: &str) -> Result<String, RefusedReason> {
         return Err(RefusedReason::WindowsPath);
     }
     if has_scheme(uri) {
-        return Err(RefusedReason::NotRelative);
+        return Err(RefusedReason::Scheme);
     }
     let path = uri.split(['?', '#']).next().unwrap_or_default();
     let mut bytes = Vec::with_capacity(path.len());
@@ -219,8 +220,8 @@ mod tests {
             ("\\\\server\\share\\x.bin", RefusedReason::WindowsPath),
             ("..\\..\\x.bin", RefusedReason::WindowsPath),
             ("..%5c..%5Cx.bin", RefusedReason::WindowsPath),
-            ("file:///etc/passwd", RefusedReason::NotRelative),
-            ("http://example.com/x.bin", RefusedReason::NotRelative),
+            ("file:///etc/passwd", RefusedReason::Scheme),
+            ("http://example.com/x.bin", RefusedReason::Scheme),
             ("x%2", RefusedReason::BadEncoding),
             ("x%zz", RefusedReason::BadEncoding),
             ("x%00.bin", RefusedReason::BadEncoding),

@@ -126,12 +126,20 @@ fn references_that_leave_the_model_folder_are_refused() {
     }
     let absolute = tree.root.path().join("secret.bin");
     let absolute = absolute.to_str().unwrap();
-    for uri in [absolute, "file:///etc/passwd", "http://example.com/x.bin"] {
-        assert_eq!(
-            refused(tree.load("absolute", uri, &strict), uri),
-            RefusedReason::NotRelative,
-            "{uri}"
-        );
+    assert_eq!(
+        refused(tree.load("absolute", absolute, &strict), absolute),
+        RefusedReason::NotRelative
+    );
+    // A scheme is refused whatever the policy: only paths are read.
+    let trusted = LoadOptions::default().with_outside_refs(OutsideRefs::Allow);
+    for uri in ["file:///etc/passwd", "http://example.com/x.bin"] {
+        for options in [&strict, &trusted] {
+            assert_eq!(
+                refused(tree.load("scheme", uri, options), uri),
+                RefusedReason::Scheme,
+                "{uri}"
+            );
+        }
     }
     for uri in ["in%zzside.bin", "inside%00.bin"] {
         assert_eq!(
