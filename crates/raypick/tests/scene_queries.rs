@@ -484,10 +484,22 @@ fn nested_and_singular_instances_are_build_errors() {
         part.clone(),
         Affine3A::from_translation(Vec3::new(f32::NAN, 0.0, 0.0)),
     );
-    assert!(matches!(
-        b.build(),
-        Err(BuildError::NonInvertibleTransform { .. })
-    ));
+    let err = b.build().unwrap_err();
+    assert!(matches!(err, BuildError::NonInvertibleTransform { .. }));
+    assert!(err.to_string().contains("NaN or infinite"), "{err}");
+    // A scale of 1e30: the determinant (1e90) overflows f32, which the message says; a zero
+    // scale is singular.
+    let mut b = SceneBuilder::new();
+    b.add_instance(part.clone(), Affine3A::from_scale(Vec3::splat(1e30)));
+    let err = b.build().unwrap_err();
+    assert!(err.to_string().contains("1.000e90 overflows f32"), "{err}");
+    let mut b = SceneBuilder::new();
+    b.add_instance(part.clone(), Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0)));
+    let err = b.build().unwrap_err();
+    assert!(
+        err.to_string().contains("singular (determinant 0)"),
+        "{err}"
+    );
     let mut outer = SceneBuilder::new();
     outer.add_instance(part.clone(), Affine3A::IDENTITY);
     let outer = Arc::new(outer.build().unwrap());

@@ -225,7 +225,7 @@ fn prepare<'g>(
                 .ok_or_else(|| BuildError::NonInvertibleTransform {
                     geom: id,
                     name: name_of(g),
-                    determinant: inst.world_from_object.matrix3.determinant(),
+                    determinant: determinant_f64(&inst.world_from_object),
                 })
                 .map(Accel::Instance)
         }
@@ -330,6 +330,16 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
     };
     accel.store(&meshes, &ids);
     accel
+}
+
+/// The determinant of the linear part in `f64` (NaN when an entry or the translation is not
+/// finite), for a message that says why the transform cannot be inverted in `f32`.
+fn determinant_f64(world_from_object: &Affine3A) -> f64 {
+    if !world_from_object.is_finite() {
+        return f64::NAN;
+    }
+    glam::DMat3::from_cols_array(&world_from_object.matrix3.to_cols_array().map(f64::from))
+        .determinant()
 }
 
 fn instance_accel(world_from_object: &Affine3A) -> Option<InstanceAccel> {

@@ -81,15 +81,20 @@ pub enum BuildError {
         /// The count.
         count: usize,
     },
-    /// An instance transform is not invertible (zero scale, or a NaN or infinite entry).
-    #[error("geometry {geom} ({name:?}): the instance transform is not invertible (determinant {determinant})")]
+    /// An instance transform is not invertible in `f32`: a zero scale, a NaN or infinite entry,
+    /// or a determinant (or inverse) beyond `f32`'s range (a scale of 1e30, or of 1e-30).
+    #[error(
+        "geometry {geom} ({name:?}): the instance transform is not invertible in f32: {}",
+        why_singular(*.determinant)
+    )]
     NonInvertibleTransform {
         /// Geometry id.
         geom: u32,
         /// Geometry name.
         name: String,
-        /// Determinant of the linear part.
-        determinant: f32,
+        /// Determinant of the linear part, computed in `f64` from the `f32` entries (NaN when an
+        /// entry is not finite).
+        determinant: f64,
     },
     /// An instance places a scene that itself holds instances (only two levels are supported).
     /// Flatten the inner scene's instances into the outer scene.
@@ -128,4 +133,18 @@ pub enum BuildError {
         /// Geometry id.
         geom: u32,
     },
+}
+
+/// Why an instance transform with linear-part determinant `det` (in `f64`) cannot be inverted in
+/// `f32`.
+fn why_singular(det: f64) -> String {
+    if det.is_nan() {
+        "an entry is NaN or infinite".to_string()
+    } else if det == 0.0 {
+        "it is singular (determinant 0)".to_string()
+    } else if det.abs() > f64::from(f32::MAX) {
+        format!("its determinant {det:.3e} overflows f32")
+    } else {
+        format!("its determinant {det:.3e} or its inverse is beyond f32's range")
+    }
 }

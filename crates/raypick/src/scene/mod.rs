@@ -341,12 +341,12 @@ struct InstanceAccel {
 
 /// A BVH of a scene failed [`Bvh::validate`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("BVH of {} is broken: {source}", match .geom { Some(g) => format!("geometry {g}"), None => "the top level".to_string() })]
+#[error("BVH of {} is broken: {error}", match .geom { Some(g) => format!("geometry {g}"), None => "the top level".to_string() })]
 pub struct InvalidBvh {
     /// The geometry whose BVH is broken; `None` for the top level.
     pub geom: Option<u32>,
-    /// What is broken.
-    pub source: ValidationError,
+    /// What is broken (in the message, not a chained source, so a report prints it once).
+    pub error: ValidationError,
 }
 
 /// Relative margin added to every top-level box (`2⁻²⁰ ≈ 1e-6` of the box's largest coordinate
@@ -444,14 +444,14 @@ impl Scene {
     pub fn validate(&self) -> Result<(), InvalidBvh> {
         self.top
             .validate(&self.top_boxes)
-            .map_err(|source| InvalidBvh { geom: None, source })?;
+            .map_err(|error| InvalidBvh { geom: None, error })?;
         if let Some(acc) = &self.meshes {
             let meshes = self.mesh_parts();
             acc.bvh
                 .validate(&acc.prim_ids(), &mesh_local_boxes(&meshes, acc.offset).0)
-                .map_err(|source| InvalidBvh {
+                .map_err(|error| InvalidBvh {
                     geom: Some(acc.parts.geoms[0]),
-                    source,
+                    error,
                 })?;
         }
         for (id, (g, a)) in self.geometries.iter().zip(&self.accels).enumerate() {
@@ -459,9 +459,9 @@ impl Scene {
                 (Geometry::Spheres(s), Accel::Spheres(acc)) => acc.bvh.validate(&sphere_boxes(s)),
                 _ => Ok(()),
             };
-            result.map_err(|source| InvalidBvh {
+            result.map_err(|error| InvalidBvh {
                 geom: Some(id as u32),
-                source,
+                error,
             })?;
         }
         Ok(())
