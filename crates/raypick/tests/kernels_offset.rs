@@ -11,7 +11,9 @@
 //! own coordinates. That holds when the triangle's coordinates are of the same magnitude as the point's
 //! on each axis; here every coordinate of the triangle's centre is at least 0.3 of its magnitude and the
 //! triangle is at most a tenth of it. A huge triangle straddling a coordinate plane, hit near that
-//! plane, has hit-point errors (relative to its vertices) larger than the ulp-scaled offset.
+//! plane, has errors (relative to its vertices) larger than the ulp-scaled offset; there the
+//! watertight kernel's conservative `t` (pbrt-v4's error bound) keeps the rays from re-hitting it,
+//! which the last test checks (the Möller–Trumbore kernel has no such bound).
 
 use glam::{DVec3, Vec3};
 use rand::{Rng, SeedableRng};
@@ -141,4 +143,106 @@ fn offset_rays_never_rehit_their_triangle() {
         control_rehits > rays / 20,
         "the control should re-hit often: {control_rehits} of {rays}"
     );
+}
+
+/// The case the ulp offset alone does not cover (see the module docs): a room's floor, one huge
+/// triangle lying in a coordinate plane, hit near that plane, where the offset is the float one
+/// (`2⁻¹⁶`) while the error of the kernel's `t` grows with the vertices' distance from the origin.
+/// The watertight kernel's conservative `t` (pbrt-v4's bound, `t > δt`) keeps every offset ray from
+/// re-hitting the floor; the control counts the rays whose plane crossing lies behind the origin in
+/// `f64` yet computes to `t ≥ 0` without the bound, so the test shows the case is real.
+#[test]
+fn offset_rays_leave_huge_triangles_in_coordinate_planes() {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(0xF100F);
+    let (mut rays, mut plain_rehits) = (0usize, 0usize);
+    for round in 0..400 {
+        // Floors and walls of rooms from 10 to 10,000 units wide, in the plane `axis = 0`.
+        let scale = 10f64.powf(rng.gen_range(1.0..4.0));
+        let axis = round % 3;
+        let corner = |a: f64, b: f64| {
+            let mut p = [0.0f64; 3];
+            p[(axis + 1) % 3] = a * scale;
+            p[(axis + 2) % 3] = b * scale;
+            DVec3::from_array(p)
+        };
+        let w = [corner(-1.0, -0.7), corner(1.2, -0.9), corner(0.1, 1.1)];
+        let v = w.map(|p| p.as_vec3());
+        let n64 = (w[1] - w[0]).cross(w[2] - w[0]).normalize();
+        for _ in 0..50 {
+            // A camera ray from above or below the floor to a random point on it.
+            let (s, t): (f64, f64) = (rng.gen(), rng.gen());
+            let (s, t) = if s + t > 1.0 {
+                (1.0 - s, 1.0 - t)
+            } else {
+                (s, t)
+            };
+            let target = w[0] + (w[1] - w[0]) * s + (w[2] - w[0]) * t;
+            let side = if rng.gen() { 1.0 } else { -1.0 };
+            let mut eye = unit(&mut rng) * scale * rng.gen_range(0.05..0.5);
+            if eye.dot(n64) * side < 0.0 {
+                eye -= 2.0 * eye.dot(n64) * n64;
+            }
+            let from = target + eye;
+            let primary = Ray::new(from.as_vec3(), (target - from).as_vec3());
+            let Some(hit) = watertight(&primary, v[0], v[1], v[2], Culling::None) else {
+                continue;
+            };
+            let p = hit.point_from_barycentrics(v[0], v[1], v[2]);
+            let n_side = (n64 * side).as_vec3();
+            let origin = offset_ray_origin(p, n_side);
+            assert!(
+                (origin.as_dvec3() - w[0]).dot(n64) * side > 0.0,
+                "the offset origin {origin} is on the viewer's side of the plane in f64"
+            );
+            for _ in 0..20 {
+                let mut d = unit(&mut rng).as_vec3();
+                if d.dot(n_side) < 0.0 {
+                    d = -d;
+                }
+                if d.dot(n_side) <= 0.0 {
+                    continue;
+                }
+                let ray = Ray::new(origin, d);
+                assert_eq!(
+                    watertight(&ray, v[0], v[1], v[2], Culling::None),
+                    None,
+                    "re-hit from {origin} along {d}; triangle {v:?}"
+                );
+                rays += 1;
+                // Control: the same sheared `t`, rounded as the kernel rounds it, without the bound.
+                plain_rehits += usize::from(plain_t(&ray, v) >= 0.0);
+            }
+        }
+    }
+    println!(
+        "huge triangles: {rays} rays, none re-hit; without the t bound {plain_rehits} compute t >= 0"
+    );
+    assert!(rays > 200_000, "{rays}");
+    assert!(
+        plain_rehits > 100,
+        "the control should find the case: {plain_rehits} of {rays}"
+    );
+}
+
+/// The watertight kernel's `t` (Woop et al. 2013) computed as the kernel computes it, without the
+/// edge tests or the error bound: whether a rounded `t` would come out non-negative.
+fn plain_t(ray: &Ray, v: [Vec3; 3]) -> f32 {
+    let d = ray.dir.to_array();
+    let a = ray.dir.abs();
+    let kz = if a.x >= a.y && a.x >= a.z {
+        0
+    } else if a.y >= a.z {
+        1
+    } else {
+        2
+    };
+    let (kx, ky) = ((kz + 1) % 3, (kz + 2) % 3);
+    let sz = 1.0 / d[kz];
+    let (sx, sy) = (-(d[kx] * sz), -(d[ky] * sz));
+    let rel = v.map(|p| (p - ray.origin).to_array());
+    let xy = rel.map(|p| (p[kx] + sx * p[kz], p[ky] + sy * p[kz]));
+    let z = rel.map(|p| sz * p[kz]);
+    let [(ax, ay), (bx, by), (cx, cy)] = xy;
+    let (u, v, w) = (cx * by - cy * bx, ax * cy - ay * cx, bx * ay - by * ax);
+    (u * z[0] + v * z[1] + w * z[2]) / (u + v + w)
 }

@@ -1149,3 +1149,81 @@ fn refit_matches_rebuild(config: BuildConfig) {
     ));
     scene.validate().unwrap();
 }
+
+/// Diffuse bounces off a room's floor, through every path of the scene (single rays, batches that
+/// form packets, any-hit): the floor is two triangles a few thousand units wide in the plane
+/// `y = 0`, where the spawn offset is the float one (`2⁻¹⁶`) and the kernel's `t` error grows with
+/// the floor's size; the kernel's conservative `t` keeps every bounce from re-hitting the floor.
+#[test]
+fn bounces_off_a_huge_floor_never_rehit_it() {
+    use raypick::geom::offset::offset_ray_origin;
+    let mut rng = Pcg64::seed_from_u64(0xF1_00_F2);
+    for half in [30.0f32, 3000.0] {
+        let corners = [
+            Vec3::new(-half, 0.0, -0.7 * half),
+            Vec3::new(1.1 * half, 0.0, -0.8 * half),
+            Vec3::new(0.9 * half, 0.0, half),
+            Vec3::new(-1.2 * half, 0.0, 0.8 * half),
+        ];
+        // A thin post in a corner shares the floor's leaf and lifts its box off the plane, as the
+        // furniture of a real room does (a flat box alone would already turn the bounces away).
+        let post = [
+            Vec3::new(-0.9 * half, 0.0, -0.6 * half),
+            Vec3::new(-0.9 * half, 0.5 * half, -0.6 * half),
+            Vec3::new(-0.89 * half, 0.0, -0.6 * half),
+        ];
+        let mut vertices = corners.to_vec();
+        vertices.extend(post);
+        let mut builder = SceneBuilder::new();
+        builder.add_mesh(TriMesh::new(
+            vertices,
+            vec![[0, 2, 1], [0, 3, 2], [4, 5, 6]],
+        ));
+        let scene = builder.build().unwrap();
+        let eye = Vec3::new(0.1 * half, 0.05 * half, 0.2 * half);
+        let camera: Vec<Ray> = (0..20_000)
+            .map(|_| {
+                let target = Vec3::new(
+                    rng.gen_range(-0.9..0.9) * half,
+                    0.0,
+                    rng.gen_range(-0.6..0.6) * half,
+                );
+                Ray::new(eye, target - eye)
+            })
+            .collect();
+        let opts = QueryOptions::default();
+        let mut bounces = Vec::new();
+        for hit in scene.intersect_batch(&camera, &opts).into_iter().flatten() {
+            let n = if hit.normal.y > 0.0 {
+                hit.normal
+            } else {
+                -hit.normal
+            };
+            let origin = offset_ray_origin(hit.point, n);
+            for _ in 0..5 {
+                let mut d = rand_vec(&mut rng);
+                if d.y < 0.0 {
+                    d.y = -d.y;
+                }
+                if d.y > 0.0 {
+                    bounces.push(Ray::new(origin, d));
+                }
+            }
+        }
+        assert!(bounces.len() > 90_000, "{}", bounces.len());
+        let on_floor = |hit: &Option<Hit>| hit.is_some_and(|h| h.prim < 2);
+        let hits = scene.intersect_batch(&bounces, &opts);
+        let rehits = hits.iter().filter(|h| on_floor(h)).count();
+        assert_eq!(rehits, 0, "closest hit, batch, floor of half-size {half}");
+        // Any hit: a bounce may hit the post (the f64 plane test tells which ones may).
+        let occluded = scene.occluded_batch(&bounces, &opts);
+        for (ray, &o) in bounces.iter().zip(&occluded) {
+            let post_hit =
+                raypick::geom::triangle::watertight(ray, post[0], post[1], post[2], Culling::None);
+            assert_eq!(o, post_hit.is_some(), "any hit, batch: {ray:?}");
+        }
+        for ray in bounces.iter().step_by(37) {
+            assert!(!on_floor(&scene.intersect(ray)), "single ray {ray:?}");
+        }
+    }
+}

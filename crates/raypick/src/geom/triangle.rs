@@ -241,10 +241,25 @@ impl WatertightRay {
         let bz = self.sz * b[2];
         let cz = self.sz * c[2];
         let t_scaled = u * az + v * bz + w * cz;
-        let (t, u, v) = scale_by_det(t_scaled, v, w, det);
+        let err_scaled = t_error_scaled(
+            [ax, bx, cx].map(f32::abs),
+            [ay, by, cy].map(f32::abs),
+            [a[2], b[2], c[2]].map(f32::abs),
+            [az, bz, cz].map(f32::abs),
+            [u, v, w].map(f32::abs),
+            [self.sx, self.sy].map(f32::abs),
+        );
+        let (t, u, v, err) = scale_by_det(t_scaled, v, w, err_scaled, det);
         // `t` overflows to ±∞ when det is tiny (a ray almost parallel to the plane); a hit "at
-        // infinity" is not a hit, even for an unbounded ray.
-        if !(t >= self.t_min && t <= self.t_max && t.is_finite()) {
+        // infinity" is not a hit, even for an unbounded ray. For a ray (not a line), a `t` within
+        // its own rounding error of 0 may be a plane behind the origin: not a hit (see
+        // [`t_error_scaled`]).
+        let floor = if self.t_min < 0.0 {
+            f32::NEG_INFINITY
+        } else {
+            err
+        };
+        if !(t >= self.t_min && t <= self.t_max && t.is_finite() && t > floor) {
             return None;
         }
         Some(TriHit { t, u, v })
@@ -265,17 +280,70 @@ fn edge_functions_f64([a, b, c]: [(f32, f32); 3]) -> (f32, f32, f32) {
     (e(c, b), e(a, c), e(b, a))
 }
 
-/// `(t, u, v) / det`, by one reciprocal and three products, or by three divisions when `1 / det`
-/// overflows: `|det| < 2⁻¹²⁸` happens for triangles of size below about `1e-19` (det is a product of two
-/// coordinates), where the quotients themselves are perfectly representable.
+/// `(t, u, v) / det` and `err / |det|`, by one reciprocal and four products, or by four divisions
+/// when `1 / det` overflows: `|det| < 2⁻¹²⁸` happens for triangles of size below about `1e-19` (det
+/// is a product of two coordinates), where the quotients themselves are perfectly representable.
 #[inline(always)]
-fn scale_by_det(t: f32, u: f32, v: f32, det: f32) -> (f32, f32, f32) {
+fn scale_by_det(t: f32, u: f32, v: f32, err: f32, det: f32) -> (f32, f32, f32, f32) {
     let rcp = 1.0 / det;
     if rcp.is_finite() {
-        (t * rcp, u * rcp, v * rcp)
+        (t * rcp, u * rcp, v * rcp, err * rcp.abs())
     } else {
-        (t / det, u / det, v / det)
+        (t / det, u / det, v / det, err / det.abs())
     }
+}
+
+/// `γₙ = nε / (1 − nε)`, `ε = 2⁻²⁴` the unit roundoff of `f32`: a bound on the relative error of `n`
+/// successive roundings (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, §3.1; pbrt-v4
+/// §6.8.1 calls it `gamma(n)`).
+pub(crate) const fn gamma(n: f32) -> f32 {
+    let eps = f32::EPSILON * 0.5;
+    n * eps / (1.0 - n * eps)
+}
+
+/// The watertight kernel's bound on the rounding error of `t`, times `|det|`: pbrt-v4 §6.8
+/// ("Avoiding Intersections Behind Ray Origins", the bound derived for Woop et al.'s test), from the
+/// largest magnitudes of the sheared vertices' `x` and `y`, of their translated `z` before (`p`) and
+/// after (`z`) the scale by `sz`, of the three edge functions (`e`), and of the shear factors
+/// `[sx, sy]`.
+///
+/// A ray that starts at its origin (`t_min >= 0`) reports only hits whose `t` exceeds this bound: a
+/// `t` computed as positive but below it may belong to a plane that lies behind the origin (pbrt
+/// rejects them alike). That is what makes offset origins safe on any triangle: the error of `t`
+/// scales with the vertices' distance from the origin (a room's floor triangle, tens of units wide,
+/// gives `t` errors of about `1e-4`), while [`offset_ray_origin`] moves a point only by ulps of its
+/// own coordinates (`1.5e-5` next to a coordinate plane); without the bound, rays leaving such a
+/// floor re-hit it at `t ≈ 0`. A genuine hit this close to the origin is within rounding of `t = 0`
+/// and indistinguishable from one behind it. A line (`t_min < 0`) has no such boundary at `0`.
+///
+/// The terms: `δz = γ₃·max|z|`, `δx = γ₅·(max|x| + |sx|·max|p|)`, `δy = γ₅·(max|y| + |sy|·max|p|)`,
+/// `δe = 2·(γ₂·max|x|·max|y| + δy·max|x| + δx·max|y|)`, and the bound
+/// `3·(γ₃·max|e|·max|z| + δe·max|z| + δz·max|e|)`. pbrt writes `δx = γ₅·(max|x| + max|z|)` with
+/// the scaled `z`, which mixes units (`z` is in units of `t`, `x` in units of length) and holds
+/// only for directions of about unit length: far too large for a short direction (it rejects every
+/// hit of a ray whose direction is `1e-8` long) and too small for a long one. The shear
+/// `x = p[kx] + sx·p[kz]` rounds its two terms, so its error grows with `|p[kx]|` (at most
+/// `|x| + |sx·p[kz]|`) and with `|sx·p[kz]|`: dimensionless factors times lengths. The SIMD hit test
+/// repeats these operations in this order, bit for bit.
+///
+/// [`offset_ray_origin`]: super::offset::offset_ray_origin
+#[inline(always)]
+pub(crate) fn t_error_scaled(
+    x: [f32; 3],
+    y: [f32; 3],
+    p: [f32; 3],
+    z: [f32; 3],
+    e: [f32; 3],
+    [sx, sy]: [f32; 2],
+) -> f32 {
+    let max3 = |a: [f32; 3]| a[0].max(a[1]).max(a[2]);
+    let (max_x, max_y, max_p) = (max3(x), max3(y), max3(p));
+    let (max_z, max_e) = (max3(z), max3(e));
+    let delta_z = gamma(3.0) * max_z;
+    let delta_x = gamma(5.0) * (max_x + sx * max_p);
+    let delta_y = gamma(5.0) * (max_y + sy * max_p);
+    let delta_e = 2.0 * (gamma(2.0) * max_x * max_y + delta_y * max_x + delta_x * max_y);
+    3.0 * (gamma(3.0) * max_e * max_z + delta_e * max_z + delta_z * max_e)
 }
 
 /// Rounds an `f64` edge function to `f32` without losing its sign: a non-zero value below the smallest
@@ -404,7 +472,7 @@ pub fn moller_trumbore(
     if !det_is_significant(det, e1, e2, ray.dir) {
         return None;
     }
-    let (t, u, v) = scale_by_det(e2.dot(q), u, v, det);
+    let (t, u, v, _) = scale_by_det(e2.dot(q), u, v, 0.0, det);
     if !(t >= ray.t_min && t <= ray.t_max && t.is_finite()) {
         return None;
     }

@@ -643,9 +643,20 @@ impl Scene {
                 // In 4-wide registers (`Vec3A`): the same operations on each component, in the
                 // same order, as with `Vec3`, so the same bits, in fewer instructions.
                 let [l0, l1, l2] = a.tri(slot).map(Vec3A::from);
-                let local = (1.0 - raw.u - raw.v) * l0 + raw.u * l1 + raw.v * l2;
                 let normal = (l1 - l0).cross(l2 - l0).normalize_or_zero();
-                (a.offset + Vec3::from(local), Vec3::from(normal), true)
+                // The point as `offset + (l0 + u·(l1 − l0) + v·(l2 − l0))`, not as
+                // `offset + ((1 − u − v)·l0 + u·l1 + v·l2)`: a coordinate that the three vertices
+                // share has exactly zero edges, so it comes out as `offset + l0`, the vertex's own
+                // coordinate. With the weighted sum it is rounded at the local coordinate's
+                // magnitude: a floor at `y = 0` of a room whose centre is at `y = 750` lands up to
+                // `6e-5` above or below its plane, far more than the few ulps of the point that
+                // `offset_ray_origin` allows for, and rays spawned from it would start on the wrong
+                // side. Interpolating the world-space vertices instead would round every product
+                // at the world coordinates' magnitude (several ulps of a mesh far from the origin);
+                // this form rounds once there, in the final sum.
+                let local = l0 + raw.u * (l1 - l0) + raw.v * (l2 - l0);
+                let point = Vec3A::from(a.offset) + local;
+                (Vec3::from(point), Vec3::from(normal), true)
             }
             (Geometry::Spheres(s), _) => {
                 let (c, r) = (s.centers[raw.prim as usize], s.radii[raw.prim as usize]);

@@ -6,7 +6,7 @@
 #[cfg(all(target_arch = "x86_64", not(feature = "force-scalar")))]
 use super::Isa;
 use super::LANES;
-use crate::geom::triangle::{Culling, WatertightRay};
+use crate::geom::triangle::{t_error_scaled, Culling, WatertightRay};
 
 /// Four triangles in structure-of-arrays form: `v[k][axis][lane]` is coordinate `axis` of vertex
 /// `k` of triangle `lane`, and `ids[lane]` a caller's id for it (the mesh stores the primitive id
@@ -328,7 +328,20 @@ fn lane_hit(out: &mut TriHits, k: usize, [pa, pb, pc]: [[f32; 3]; 3], ray: &HitR
         return;
     }
     let t = t_scaled * rcp;
-    if t >= ray.t_min && t <= t_max && t.is_finite() {
+    let err = t_error_scaled(
+        [ax, bx, cx].map(f32::abs),
+        [ay, by, cy].map(f32::abs),
+        [pa[2], pb[2], pc[2]].map(f32::abs),
+        [az, bz, cz].map(f32::abs),
+        [u, v, w].map(f32::abs),
+        [sh.sx, sh.sy].map(f32::abs),
+    ) * rcp.abs();
+    let floor = if ray.t_min < 0.0 {
+        f32::NEG_INFINITY
+    } else {
+        err
+    };
+    if t >= ray.t_min && t <= t_max && t.is_finite() && t > floor {
         out.hit |= 1 << k;
         out.t[k] = t;
         out.u[k] = v * rcp;
@@ -421,6 +434,7 @@ mod avx {
     use std::arch::x86_64::*;
 
     use super::{HitRay, ShearRay, Tri4, TriHits, TriRows};
+    use crate::geom::triangle::gamma;
 
     /// Row `axis` of vertex `k`, the lanes of `a` low and those of `b` high, minus the origin.
     #[inline]
@@ -622,12 +636,55 @@ mod avx {
             let abs = |x| _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
             let finite = |x| _mm256_cmp_ps::<_CMP_LT_OQ>(abs(x), _mm256_set1_ps(f32::INFINITY));
             let t = _mm256_mul_ps(t_scaled, rcp);
+            // `t_error_scaled`, its operations in its order.
+            let (mul, add) = (|a, b| _mm256_mul_ps(a, b), |a, b| _mm256_add_ps(a, b));
+            let max3 = |a, b, c| _mm256_max_ps(_mm256_max_ps(abs(a), abs(b)), abs(c));
+            let (max_x, max_y) = (max3(ax, bx, cx), max3(ay, by, cy));
+            let max_p = max3(pa[2], pb[2], pc[2]);
+            let (max_z, max_e) = (max3(az, bz, cz), max3(u, v, w));
+            let splat_gamma = |n| _mm256_set1_ps(gamma(n));
+            let delta_z = mul(splat_gamma(3.0), max_z);
+            let delta_x = mul(
+                splat_gamma(5.0),
+                add(max_x, mul(_mm256_set1_ps(sh.sx.abs()), max_p)),
+            );
+            let delta_y = mul(
+                splat_gamma(5.0),
+                add(max_y, mul(_mm256_set1_ps(sh.sy.abs()), max_p)),
+            );
+            let delta_e = mul(
+                _mm256_set1_ps(2.0),
+                add(
+                    add(
+                        mul(mul(splat_gamma(2.0), max_x), max_y),
+                        mul(delta_y, max_x),
+                    ),
+                    mul(delta_x, max_y),
+                ),
+            );
+            let err_scaled = mul(
+                _mm256_set1_ps(3.0),
+                add(
+                    add(
+                        mul(mul(splat_gamma(3.0), max_e), max_z),
+                        mul(delta_e, max_z),
+                    ),
+                    mul(delta_z, max_e),
+                ),
+            );
+            let err = mul(err_scaled, abs(rcp));
+            // A line (`t_min < 0`) has no boundary at 0.
+            let floor = if ray.t_min < 0.0 {
+                _mm256_set1_ps(f32::NEG_INFINITY)
+            } else {
+                err
+            };
             let in_range = _mm256_and_ps(
                 _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_set1_ps(ray.t_min)),
                     _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_set1_ps(t_max)),
                 ),
-                finite(t),
+                _mm256_and_ps(finite(t), _mm256_cmp_ps::<_CMP_GT_OQ>(t, floor)),
             );
             // Lanes that reach the reciprocal: no zero edge function, not rejected, det != 0.
             let reached =
