@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use glam::{Vec2, Vec3};
 use raypick::camera::ClipSpace;
 use raypick_cli::view::CameraSpec;
-use raypick_io::{LoadOptions, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
+use raypick_io::{Instancing, LoadOptions, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
 
 /// What a load may read and build, for every subcommand that loads a model.
 #[derive(Args, Clone)]
@@ -21,19 +21,31 @@ pub struct LoadArgs {
     /// with singular transforms).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TRIANGLES)]
     pub max_triangles: u64,
+    /// Keep every glTF node an instance of its mesh (hits then always name an instance). By
+    /// default a node whose mesh no other node uses is baked into world space, which casts faster.
+    #[arg(long)]
+    pub keep_instances: bool,
 }
 
 impl LoadArgs {
     /// The loader's options these flags ask for.
     pub fn options(&self) -> LoadOptions {
-        LoadOptions::default()
-            .with_max_bytes(self.max_bytes)
-            .with_max_triangles(self.max_triangles)
-            .with_outside_refs(if self.allow_outside_refs {
-                OutsideRefs::Allow
-            } else {
-                OutsideRefs::Refuse
-            })
+        let instancing = if self.keep_instances {
+            Instancing::Shared
+        } else {
+            Instancing::BakeSingleUse
+        };
+        LoadOptions {
+            instancing,
+            ..LoadOptions::default()
+        }
+        .with_max_bytes(self.max_bytes)
+        .with_max_triangles(self.max_triangles)
+        .with_outside_refs(if self.allow_outside_refs {
+            OutsideRefs::Allow
+        } else {
+            OutsideRefs::Refuse
+        })
     }
 }
 

@@ -571,3 +571,42 @@ fn errors_are_one_line_with_context_and_fail() {
         .stderr(predicate::str::contains("camera"));
     raypick().args(["frobnicate"]).assert().failure().code(2);
 }
+
+/// `--keep-instances` keeps every glTF node an instance; by default the truck's nodes used once are
+/// baked (their hits name no instance) and its two wheels stay instances of one mesh.
+#[test]
+fn keep_instances_keeps_every_node_an_instance() {
+    let truck = data("gltf/CesiumMilkTruck.glb");
+    let loaded = raypick_io::load(&truck).unwrap();
+    let rays = test_rays(&loaded.scene, 3000);
+    let dir = tempfile::tempdir().unwrap();
+    let rays_path = dir.path().join("r.rays");
+    let bytes: Vec<u8> = ray_rows(&rays).flat_map(f32::to_le_bytes).collect();
+    std::fs::write(&rays_path, bytes).unwrap();
+    let instances = |keep: bool, name: &str| {
+        let out = dir.path().join(name);
+        let mut cmd = raypick();
+        cmd.arg("cast").arg(&truck).arg("--rays").arg(&rays_path);
+        if keep {
+            cmd.arg("--keep-instances");
+        }
+        stdout_of(cmd.arg("--out").arg(&out));
+        let npz = read_npz(&out);
+        (npy_f32(&npz["t"]), npy_i64(&npz["instance"]))
+    };
+    let (t_baked, baked) = instances(false, "baked.npz");
+    let (t_kept, kept) = instances(true, "kept.npz");
+    let hits: Vec<usize> = (0..rays.len()).filter(|&i| t_kept[i].is_finite()).collect();
+    assert!(hits.len() > 500, "{}", hits.len());
+    assert!(
+        hits.iter().all(|&i| kept[i] >= 0),
+        "kept: every hit names its node"
+    );
+    let named = hits.iter().filter(|&&i| baked[i] >= 0).count();
+    assert!(
+        named > 10 && named < hits.len() / 2,
+        "baked: {named} of {}",
+        hits.len()
+    );
+    assert!(hits.iter().all(|&i| t_baked[i].is_finite()));
+}

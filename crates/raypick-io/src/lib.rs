@@ -68,7 +68,7 @@ pub mod stl;
 pub use error::{Format, LoadError, Location, RefusedReason, Source};
 pub use limits::{Limits, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
 pub use model::{InstanceData, MeshData, Model};
-pub use scene::{transform_problem, Loaded, TransformProblem};
+pub use scene::{transform_problem, Instancing, Loaded, TransformProblem};
 
 /// How much of a file [`detect_format`] looks at: its first 64 KiB.
 pub const DETECT_BYTES: usize = 64 * 1024;
@@ -96,6 +96,8 @@ pub struct LoadOptions {
     pub stl: stl::StlOptions,
     /// Budgets and the reference policy (see the crate docs, "Files from strangers").
     pub limits: Limits,
+    /// Which instances are baked into world space ([`Instancing`]; by default those used once).
+    pub instancing: Instancing,
 }
 
 impl LoadOptions {
@@ -246,7 +248,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded
     let path = path.as_ref();
     let (format, model) = parse_file(path, options)?;
     model
-        .into_loaded(format)
+        .into_loaded_with(format, options.instancing)
         .map_err(|error| error.with_path(path))
 }
 

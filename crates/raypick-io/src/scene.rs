@@ -3,13 +3,21 @@
 //! # Layout of the built scene
 //! - A model without instances (OBJ, PLY, STL): mesh `i` is top-level geometry `i`, named by the
 //!   mesh. A hit has `geom` = mesh index and `instance = None`.
-//! - A model with instances (glTF): each mesh that is used becomes a small scene of its own
-//!   (geometry 0, named by the mesh), shared through an `Arc`; instance `j` is top-level geometry
-//!   `j`, named by the node. A hit has `instance = Some(j)` and `geom = 0`. An instance whose
-//!   transform cannot be inverted in f32 (a glTF zero scale, or a scale so large or small that the
-//!   determinant leaves f32: [`TransformProblem`]) cannot be traversed through its inverse: its
-//!   mesh is transformed into world space and added as top-level mesh `j` instead (a note says
-//!   which problem).
+//! - A model with instances (glTF): instance `j` (a node with a mesh) is top-level geometry `j`,
+//!   named by the node, either
+//!   - *baked*: its mesh transformed into world space and added as a top-level mesh. A hit has
+//!     `geom = j` and `instance = None`. With [`Instancing::BakeSingleUse`] (the default), this is
+//!     every instance whose mesh no other instance uses and whose transform keeps orientation
+//!     (determinant > 0): the scene's meshes share one BVH, so a scene of many nodes casts as fast
+//!     as its triangles as one mesh, and nothing is duplicated. An instance whose transform
+//!     cannot be inverted in f32 (a glTF zero scale, or a scale so large or small that the
+//!     determinant leaves f32: [`TransformProblem`]) cannot be traversed through its inverse and
+//!     is baked whatever the policy (a note says which problem);
+//!   - or *shared*: its mesh becomes a small scene of its own (geometry 0, named by the mesh),
+//!     shared through an `Arc` by every instance of it. A hit has `instance = Some(j)` and
+//!     `geom = 0`. A mesh used by several nodes stays shared, so its triangles are stored once;
+//!     so does a mirrored single use (baking it would flip its winding, and with it the front
+//!     face and the order of the barycentrics).
 //!
 //! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
 
@@ -20,6 +28,19 @@ use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh};
 
 use crate::error::{Format, LoadError, Source};
 use crate::model::Model;
+
+/// How a model's instances (glTF nodes) become the scene's geometries (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Instancing {
+    /// An instance whose mesh no other instance uses, with a transform of positive determinant,
+    /// is baked into world space and joins the scene's one mesh BVH; meshes used several times
+    /// stay shared instances. The default: a scene of many nodes casts like one mesh.
+    #[default]
+    BakeSingleUse,
+    /// Every instance with an invertible transform stays an instance of its mesh's own scene (a
+    /// hit always names its instance). Costs a top-level BVH over the nodes' boxes.
+    Shared,
+}
 
 /// A loaded file: the scene to cast rays at, and what each of its geometries is.
 #[derive(Debug)]
@@ -162,6 +183,15 @@ impl Model {
 
     /// Builds the scene (see the module docs for its layout), consuming the model.
     pub fn into_loaded(self, format: Format) -> Result<Loaded, LoadError> {
+        self.into_loaded_with(format, Instancing::default())
+    }
+
+    /// [`Self::into_loaded`] with an instancing policy.
+    pub fn into_loaded_with(
+        self,
+        format: Format,
+        instancing: Instancing,
+    ) -> Result<Loaded, LoadError> {
         let wrap = |error: BuildError| LoadError::Scene {
             source_name: Source::default(),
             error,
@@ -179,6 +209,16 @@ impl Model {
         } else {
             let mut notes = Vec::new();
             let mut used = vec![false; self.meshes.len()];
+            // Instances that can be traversed, per mesh: a mesh used by one of them only is baked
+            // under `BakeSingleUse`.
+            let mut uses = vec![0usize; self.meshes.len()];
+            for instance in &self.instances {
+                if invertible(&instance.world_from_object) {
+                    if let Some(n) = uses.get_mut(instance.mesh) {
+                        *n += 1;
+                    }
+                }
+            }
             // An instance whose transform cannot be inverted in f32 (e.g. a glTF zero scale,
             // which the specification allows) cannot be traversed as an instance: its mesh is
             // baked into world space instead, as a plain top-level mesh.
@@ -194,11 +234,17 @@ impl Model {
                         ),
                     });
                 };
-                if let Some(problem) = transform_problem(&instance.world_from_object) {
+                let problem = transform_problem(&instance.world_from_object);
+                let single_use = instancing == Instancing::BakeSingleUse
+                    && uses[instance.mesh] == 1
+                    && instance.world_from_object.matrix3.determinant() > 0.0;
+                if let Some(problem) = &problem {
                     notes.push(format!(
                         "instance {index} ({:?}): {problem}, mesh baked into world space",
                         instance.name
                     ));
+                }
+                if problem.is_some() || single_use {
                     let vertices = mesh
                         .vertices
                         .iter()

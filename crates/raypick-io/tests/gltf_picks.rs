@@ -1,12 +1,13 @@
 //! Picks on loaded glTF scenes (node transforms, shared meshes as instances) agree with the same
 //! geometry placed by hand: literal coordinates for SimpleMeshes and Box, and every instance's
-//! vertices transformed on the CPU (no instancing) for the truck and the engine.
+//! vertices transformed on the CPU (no instancing) for the truck and the engine; and the two
+//! instancing policies (nodes used once baked, or every node an instance) answer alike.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use raypick::glam::{Mat3, Vec3};
 use raypick::{Hit, Ray, Scene, SceneBuilder, TriMesh};
-use raypick_io::{load, parse_file, LoadOptions};
+use raypick_io::{load, load_with, parse_file, Instancing, LoadOptions};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/");
 
@@ -187,7 +188,7 @@ fn instanced_truck_and_engine_match_baked_geometry() {
             &loaded.scene,
             &by_hand,
             &rays,
-            |a, b| a.instance == Some(b.geom) && a.prim == b.prim,
+            |a, b| a.instance.unwrap_or(a.geom) == b.geom && a.prim == b.prim,
             file,
         );
         assert!(hits > 300, "{file}: {hits} hits");
@@ -195,12 +196,81 @@ fn instanced_truck_and_engine_match_baked_geometry() {
         let mut agreeing = 0;
         for ray in &rays {
             if let (Some(a), Some(b)) = (loaded.scene.intersect(ray), by_hand.intersect(ray)) {
-                if a.instance == Some(b.geom) {
+                if loaded.top_level_of(&a) == b.geom {
                     agreeing += 1;
                 }
             }
         }
         // Ties at shared faces can pick either object; nearly all picks must agree.
         assert!(agreeing * 100 >= hits * 97, "{file}: {agreeing} of {hits}");
+    }
+}
+
+#[test]
+fn baking_single_use_nodes_answers_as_instancing_them() {
+    for file in [
+        "gltf/CesiumMilkTruck.glb",
+        "gltf/2CylinderEngine.glb",
+        "gltf/Box.gltf",
+    ] {
+        let path = format!("{DATA}{file}");
+        let (_, model) = parse_file(&path, &LoadOptions::default()).unwrap();
+        let baked = load(&path).unwrap();
+        let shared = load_with(
+            &path,
+            &LoadOptions {
+                instancing: Instancing::Shared,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        // Which nodes the default bakes: those whose mesh no other node uses (these files have
+        // no mirrored or non-invertible node transforms).
+        let mut uses = vec![0; model.meshes.len()];
+        for instance in &model.instances {
+            uses[instance.mesh] += 1;
+        }
+        let single: Vec<bool> = model.instances.iter().map(|i| uses[i.mesh] == 1).collect();
+        assert_eq!(baked.geometry_names, shared.geometry_names, "{file}");
+        assert_eq!(baked.geometry_mesh, shared.geometry_mesh, "{file}");
+        let rays = rays_around(&shared.scene, 3000, 11);
+        let (mut hits, mut baked_hits, mut instance_hits) = (0, 0, 0);
+        for ray in &rays {
+            let (a, b) = (baked.scene.intersect(ray), shared.scene.intersect(ray));
+            assert_eq!(a.is_some(), b.is_some(), "{file}: {ray:?}");
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            hits += 1;
+            // Baked vertices and a transformed ray round differently: a few ulps.
+            assert!((a.t - b.t).abs() <= 1e-4 * b.t.abs().max(1.0), "{file}");
+            let node = shared.top_level_of(&b);
+            if baked.top_level_of(&a) != node {
+                continue; // a tie between two nodes' coincident faces
+            }
+            assert_eq!(a.prim, b.prim, "{file}");
+            assert_eq!(
+                b.instance,
+                Some(node),
+                "{file}: shared keeps every node an instance"
+            );
+            if single[node as usize] {
+                assert_eq!(
+                    (a.instance, a.geom),
+                    (None, node),
+                    "{file}: a single use is baked"
+                );
+                baked_hits += 1;
+            } else {
+                assert_eq!(a.instance, Some(node), "{file}: a shared mesh stays shared");
+                instance_hits += 1;
+            }
+        }
+        assert!(hits > 500, "{file}: {hits}");
+        assert!(baked_hits > 100, "{file}: {baked_hits} hits on baked nodes");
+        if file != "gltf/Box.gltf" {
+            assert!(
+                instance_hits > 5,
+                "{file}: {instance_hits} hits on shared meshes"
+            );
+        }
     }
 }

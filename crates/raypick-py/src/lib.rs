@@ -39,6 +39,11 @@ pub use camera::pinhole_rays;
 ///     max_bytes: the most bytes read, the model and the files it refers to together (default
 ///         1 GiB). A larger file is refused before it is opened.
 ///     max_triangles: the most triangles made (default 67,108,864), counted as they are read.
+///     keep_instances: keep every glTF node an instance of its mesh, so that every hit names
+///         one (``instance_ids``). By default a node whose mesh no other node uses is baked into
+///         world space and joins the scene's one mesh BVH (faster to cast); its hits have the
+///         node's id in ``geometry_ids`` and no instance. Meshes used by several nodes stay
+///         instances either way.
 ///
 /// Raises:
 ///     ValueError: the file cannot be read or parsed, a reference is refused, or a budget is
@@ -51,13 +56,14 @@ pub use camera::pinhole_rays;
 ///     69451
 ///     >>> scene = raypick.load("trusted/scene.gltf", allow_outside_refs=True, max_bytes=4 << 30)
 #[pyfunction]
-#[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None))]
+#[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None, keep_instances=false))]
 fn load(
     py: Python<'_>,
     path: std::path::PathBuf,
     allow_outside_refs: bool,
     max_bytes: Option<i64>,
     max_triangles: Option<i64>,
+    keep_instances: bool,
 ) -> PyResult<scene::PyScene> {
     let budget = |value: Option<i64>, name: &str, default: u64| match value {
         None => Ok(default),
@@ -66,22 +72,30 @@ fn load(
             .filter(|&v| v >= 1)
             .ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1, got {v}"))),
     };
-    let options = raypick_io::LoadOptions::default()
-        .with_max_bytes(budget(
-            max_bytes,
-            "max_bytes",
-            raypick_io::DEFAULT_MAX_BYTES,
-        )?)
-        .with_max_triangles(budget(
-            max_triangles,
-            "max_triangles",
-            raypick_io::DEFAULT_MAX_TRIANGLES,
-        )?)
-        .with_outside_refs(if allow_outside_refs {
-            raypick_io::OutsideRefs::Allow
-        } else {
-            raypick_io::OutsideRefs::Refuse
-        });
+    let instancing = if keep_instances {
+        raypick_io::Instancing::Shared
+    } else {
+        raypick_io::Instancing::BakeSingleUse
+    };
+    let options = raypick_io::LoadOptions {
+        instancing,
+        ..raypick_io::LoadOptions::default()
+    }
+    .with_max_bytes(budget(
+        max_bytes,
+        "max_bytes",
+        raypick_io::DEFAULT_MAX_BYTES,
+    )?)
+    .with_max_triangles(budget(
+        max_triangles,
+        "max_triangles",
+        raypick_io::DEFAULT_MAX_TRIANGLES,
+    )?)
+    .with_outside_refs(if allow_outside_refs {
+        raypick_io::OutsideRefs::Allow
+    } else {
+        raypick_io::OutsideRefs::Refuse
+    });
     let loaded = py
         .detach(|| raypick_io::load_with(&path, &options))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

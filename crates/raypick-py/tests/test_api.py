@@ -422,6 +422,33 @@ def test_load_names_and_counts():
         raypick.load(SHARED_DATA / "no-such-file.obj")
 
 
+def test_load_bakes_single_use_nodes_unless_told_to_keep_instances():
+    truck = SHARED_DATA / "gltf" / "CesiumMilkTruck.glb"
+    if not truck.exists():
+        pytest.skip("shared data not found")
+    baked = raypick.load(truck)
+    kept = raypick.load(truck, keep_instances=True)
+    n = kept.num_geometries
+    assert baked.num_geometries == n
+    kinds = [baked.geometry_kind(i) for i in range(n)]
+    assert all(kept.geometry_kind(i) == "instance" for i in range(n))
+    # The two wheel nodes share a mesh and stay instances; the nodes used once are baked.
+    assert kinds.count("instance") == 2 and kinds.count("mesh") == n - 2, kinds
+    lo, hi = baked.bounds()
+    rays = random_rays(np.random.default_rng(5), 4000, 0.5, 2.0)
+    # Around the truck: scale the unit setup to its box.
+    rays[:, :3] = rays[:, :3] * (hi - lo).max() + (lo + hi) / 2
+    a, b = baked.cast_rays(rays), kept.cast_rays(rays)
+    hit = np.isfinite(b["t_hit"])
+    np.testing.assert_array_equal(np.isfinite(a["t_hit"]), hit)
+    np.testing.assert_allclose(a["t_hit"][hit], b["t_hit"][hit], rtol=1e-4)
+    # The node a hit names: its instance where kept, its geometry where baked.
+    node_a = np.where(a["instance_ids"] == INVALID, a["geometry_ids"], a["instance_ids"])
+    assert (node_a[hit] == b["instance_ids"][hit]).mean() > 0.99
+    baked_hits = hit & (a["instance_ids"] == INVALID)
+    assert baked_hits.sum() > 100 and (hit & (a["instance_ids"] != INVALID)).sum() > 10
+
+
 def _raypick_cli():
     exe = os.environ.get("RAYPICK_CLI")
     if exe:

@@ -159,6 +159,7 @@ def load(
     allow_outside_refs: bool = False,
     max_bytes: Optional[int] = None,
     max_triangles: Optional[int] = None,
+    keep_instances: bool = False,
 ) -> Scene:
     """Loads an OBJ, glTF/GLB, PLY or STL file into a Scene.
 
@@ -166,4 +167,6 @@ def load(
     file inside the model's folder unless ``allow_outside_refs`` (for trusted files); at most
     ``byteLength`` bytes are read from it. ``max_bytes`` (default 1 GiB: the model and the files it
     refers to) and ``max_triangles`` (default 67,108,864) bound the load. Raises ValueError naming
-    the file, the place and the reason."""
+    the file, the place and the reason. A glTF node whose mesh no other node uses is baked into
+    world space (faster to cast; its hits carry the node's id in ``geometry_ids`` and no
+    instance) unless ``keep_instances``."""
