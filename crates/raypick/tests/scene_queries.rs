@@ -1227,3 +1227,73 @@ fn bounces_off_a_huge_floor_never_rehit_it() {
         }
     }
 }
+
+/// A scene of meshes among other items (spheres, an instance, a mirrored instance) answers a batch
+/// in two passes: the mesh tree with the batch's fast walks (packets for camera rays, the
+/// interleaved walk for the rest), then the other items. Every answer must be the single query's,
+/// bit for bit, for camera and incoherent rays and every option set.
+#[test]
+fn batches_in_a_scene_of_meshes_and_instances_answer_like_single_rays() {
+    for scale in [1e-3, 1.0, 1e4] {
+        let mut rng = Pcg64::seed_from_u64(900);
+        let inner = {
+            let mut b = SceneBuilder::new();
+            b.add_mesh(soup(&mut rng, 200, Vec3::ZERO, scale * 0.3));
+            Arc::new(b.build().unwrap())
+        };
+        let mut b = SceneBuilder::new();
+        b.add_mesh(soup(&mut rng, 500, Vec3::ZERO, scale));
+        b.add_mesh(icosphere(3, Vec3::new(0.0, 0.6, 0.0) * scale, scale * 0.5).with_mask(0b10));
+        let centers = (0..40).map(|_| rand_vec(&mut rng) * scale).collect();
+        let radii = (0..40).map(|_| rng.gen_range(0.02..0.1) * scale).collect();
+        b.add_spheres(Spheres::new(centers, radii));
+        b.add_instance(
+            Arc::clone(&inner),
+            Affine3A::from_translation(Vec3::new(0.5, 0.2, 0.3) * scale),
+        );
+        b.add_instance(
+            inner,
+            Affine3A::from_scale_rotation_translation(
+                Vec3::new(-1.0, 0.7, 1.2),
+                Quat::from_rotation_y(0.4),
+                Vec3::new(-0.4, 0.1, 0.2) * scale,
+            ),
+        );
+        let scene = b.build().unwrap();
+        let mut sets = camera_batches(&mut rng, scale);
+        sets.push((
+            "incoherent",
+            (0..1500).map(|_| random_ray(&mut rng, scale)).collect(),
+        ));
+        let mut instance_hits = 0;
+        for (kind, rays) in sets {
+            for (k, opts) in option_sets().into_iter().enumerate() {
+                let single: Vec<Option<Hit>> = rays
+                    .iter()
+                    .map(|r| scene.intersect_with(r, &opts))
+                    .collect();
+                let on_instances = single.iter().flatten().filter(|h| h.instance.is_some());
+                if k == 0 {
+                    instance_hits += on_instances.count();
+                }
+                let what = format!("scale {scale}, {kind}, {opts:?}");
+                let batch = scene.intersect_batch(&rays, &opts);
+                for (i, (b, s)) in batch.iter().zip(&single).enumerate() {
+                    assert_eq!(b, s, "{what}, ray {i}");
+                }
+                let occl: Vec<bool> = rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
+                assert_eq!(scene.occluded_batch(&rays, &opts), occl, "{what}");
+                let mut into = vec![single.iter().flatten().next().copied(); rays.len()];
+                scene.intersect_batch_into(&rays, &opts, &mut into);
+                assert_eq!(into, batch, "{what}: into a used buffer");
+            }
+            for ray in rays.iter().step_by(23) {
+                assert_matches_brute_force(&scene, ray, &QueryOptions::default());
+            }
+        }
+        assert!(
+            instance_hits > 50,
+            "scale {scale}: {instance_hits} hits on the instances"
+        );
+    }
+}

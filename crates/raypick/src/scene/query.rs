@@ -6,7 +6,7 @@ use glam::{Vec3, Vec3A};
 
 use super::hit::RawHit;
 use super::traverse::{Collector, Ctx, Mode};
-use super::{Accel, Geometry, Hit, QueryOptions, Scene};
+use super::{Accel, Geometry, Hit, MeshAccel, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
 use crate::geom::triangle::EdgeRule;
 use crate::simd::{prefetch, PacketBoxRay, LANES};
@@ -16,6 +16,10 @@ use crate::Ray;
 /// balance two cores when some rays are much costlier than others.
 #[cfg(feature = "parallel")]
 const BATCH_CHUNK: usize = 256;
+
+/// Rays per group of a two-pass batch ([`Scene::two_passes`]): their collectors, kept between the
+/// passes, stay in the L1 cache.
+const TWO_PASS_GROUP: usize = 256;
 
 /// A filter and what it needs to build the [`Hit`] it looks at.
 struct Filter<'a> {
@@ -116,6 +120,10 @@ impl Collector for Any<'_> {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
+    }
+    #[inline]
+    fn done(&self) -> bool {
+        self.found
     }
 }
 
@@ -407,9 +415,22 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn intersect_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [Option<Hit>]) {
         assert_eq!(out.len(), rays.len(), "intersect_into: one output per ray");
+        if let Some(meshes) = self.meshes_among_others(&ctx(opts)) {
+            self.two_passes(
+                meshes,
+                rays,
+                out,
+                opts,
+                |ray| self.closest_col(ray, opts),
+                |ray, col, out| self.closest_answer_into(ray, col, out),
+            );
+            return;
+        }
         self.each_ray(
             rays,
             out,
+            self.takes_packets(),
+            &|out| out.fill(None),
             &|rays, out| {
                 self.visit_each(
                     rays,
@@ -429,9 +450,22 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn occluded_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [bool]) {
         assert_eq!(out.len(), rays.len(), "occluded_into: one output per ray");
+        if let Some(meshes) = self.meshes_among_others(&ctx(opts)) {
+            self.two_passes(
+                meshes,
+                rays,
+                out,
+                opts,
+                |ray| self.any_col(ray, opts),
+                |_, col, out| *out = col.found,
+            );
+            return;
+        }
         self.each_ray(
             rays,
             out,
+            self.takes_packets(),
+            &|out| out.fill(false),
             &|rays, out| {
                 self.visit_each(
                     rays,
@@ -464,18 +498,64 @@ impl Scene {
         run(rays, out);
     }
 
-    /// Answers every ray: `packet` for groups of [`PACKET`] neighbouring rays that look coherent
-    /// ([`coherent_packet`]) when the scene [`Scene::takes_packets`], `singles` for the runs of
-    /// rays between them (one ray at a time). `packet(rays, packet, active, out)` must answer
-    /// exactly as `singles` would for each ray (the tests hold it to that).
-    fn each_ray<T: Default>(
-        &self,
-        rays: &[Ray],
+    /// A batch in a scene of meshes and other top-level items (instances, spheres), in two
+    /// passes over groups of [`TWO_PASS_GROUP`] rays, each ray with its own collector `col(ray)`
+    /// kept between them: the mesh tree first, with the batch's fast walks (packets for coherent
+    /// groups, the interleaved walk for the others, as in a scene of meshes alone), then every
+    /// other item ([`Scene::visit_others`]), pruned by what the first pass found (an any-hit ray
+    /// that found one skips it). Then `answer(ray, collector, &mut out[i])`. The same answers as
+    /// one walk over everything: a collector keeps the best hit whatever the order of its offers
+    /// (ties go to the smallest ids).
+    fn two_passes<'a, C: Collector + 'a, T>(
+        &'a self,
+        meshes: &'a MeshAccel,
+        rays: &'a [Ray],
         out: &mut [T],
-        singles: &impl Fn(&[Ray], &mut [T]),
-        packet: &impl Fn(&[Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]),
+        opts: &QueryOptions<'a>,
+        col: impl Fn(&'a Ray) -> C,
+        answer: impl Fn(&Ray, &C, &mut T),
     ) {
-        if !self.takes_packets() {
+        let ctx = ctx(opts);
+        let mut cols: Vec<C> = Vec::with_capacity(TWO_PASS_GROUP.min(rays.len()));
+        for (rays, out) in rays
+            .chunks(TWO_PASS_GROUP)
+            .zip(out.chunks_mut(TWO_PASS_GROUP))
+        {
+            cols.clear();
+            cols.extend(rays.iter().map(&col));
+            self.each_ray(
+                rays,
+                &mut cols,
+                true,
+                // A group that misses the scene's box keeps its fresh collectors.
+                &|_| {},
+                &|rays, cols| meshes.visit_each(rays, cols, &ctx, &col, |_, c, slot| *slot = c),
+                &|rays, p, active, cols| self.visit_packet(rays, p, active, &ctx, cols),
+            );
+            for ((ray, c), o) in rays.iter().zip(&mut cols).zip(out) {
+                if ray.is_valid() && !c.done() {
+                    let _ = self.visit_others(ray, &ctx, c);
+                }
+                answer(ray, c, o);
+            }
+        }
+    }
+
+    /// Answers every ray: `packet` for groups of [`PACKET`] neighbouring rays that look coherent
+    /// ([`coherent_packet`]) when `packets` (the scene's mesh tree is what they walk), `singles`
+    /// for the runs of rays between them (one ray at a time), `miss` for a group whose packet
+    /// misses the scene's box. `packet(rays, packet, active, out)` must answer exactly as
+    /// `singles` would for each ray (the tests hold it to that).
+    fn each_ray<'r, T>(
+        &self,
+        rays: &'r [Ray],
+        out: &mut [T],
+        packets: bool,
+        miss: &impl Fn(&mut [T; PACKET]),
+        singles: &impl Fn(&'r [Ray], &mut [T]),
+        packet: &impl Fn(&'r [Ray; PACKET], &PacketBoxRay, u32, &mut [T; PACKET]),
+    ) {
+        if !packets {
             singles(rays, out);
             return;
         }
@@ -494,7 +574,7 @@ impl Scene {
             prefetch(&out[ahead]);
             let group = start..start + PACKET;
             let (Ok(group_rays), Ok(group_out)) = (
-                <&[Ray; PACKET]>::try_from(&rays[group.clone()]),
+                <&'r [Ray; PACKET]>::try_from(&rays[group.clone()]),
                 <&mut [T; PACKET]>::try_from(&mut out[group.clone()]),
             ) else {
                 unreachable!("groups of PACKET")
@@ -507,7 +587,7 @@ impl Scene {
                     // Every ray misses the scene's box, so the scene: the answers of a miss
                     // (`None`, `false`) without collectors, walk or answer conversions (a camera
                     // that sees the background around a model casts many such packets).
-                    group_out.fill_with(T::default);
+                    miss(group_out);
                 }
                 if run < start {
                     singles(&rays[run..start], &mut out[run..start]);

@@ -38,6 +38,12 @@ pub(crate) trait Collector {
     fn t_max(&self) -> f32;
     /// A candidate; `Break` stops the walk.
     fn offer(&mut self, hit: RawHit) -> ControlFlow<()>;
+    /// Nothing more can change the answer (an any-hit query that found one): a walk that
+    /// continues the query elsewhere need not start.
+    #[inline]
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// Per-query state that changes when entering an instance.
@@ -92,6 +98,48 @@ impl Scene {
                     ControlFlow::Continue(())
                 })
             }
+        }
+    }
+
+    /// [`Scene::visit`] (BVH mode) over every top-level item but the mesh tree: the second pass
+    /// of a batch in a scene of meshes and other geometries, after the mesh tree's own batch walk
+    /// has offered its hits to `col` (whose `t_max` then prunes this walk).
+    pub(crate) fn visit_others<C: Collector>(
+        &self,
+        ray: &Ray,
+        ctx: &Ctx,
+        col: &mut C,
+    ) -> ControlFlow<()> {
+        if self.top.nodes().len() == 1 {
+            for &item in &self.top_items {
+                if item != TopItem::Meshes {
+                    self.visit_item(item, ray, ctx, Mode::Bvh, col)?;
+                }
+            }
+            return ControlFlow::Continue(());
+        }
+        let t_max = col.t_max();
+        self.top.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
+            for i in range {
+                let item = self.top_items[self.top.prim_ids()[i] as usize];
+                if item != TopItem::Meshes {
+                    self.visit_item(item, ray, ctx, Mode::Bvh, col)?;
+                }
+            }
+            *t_max = col.t_max();
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// The scene's mesh tree and other top-level items beside it (instances, spheres), when
+    /// `ctx`'s mask lets some mesh through: a batch then walks the mesh tree with its fast walks
+    /// (packets, interleaved runs) first and the other items second ([`Scene::visit_others`]).
+    #[inline]
+    pub(super) fn meshes_among_others(&self, ctx: &Ctx) -> Option<&MeshAccel> {
+        let others = self.top_items.iter().any(|&item| item != TopItem::Meshes);
+        match &self.meshes {
+            Some(m) if others && m.parts.mask_any & ctx.mask != 0 => Some(m),
+            _ => None,
         }
     }
 
@@ -162,8 +210,9 @@ impl Scene {
         self.top_items.iter().all(|&item| item == TopItem::Meshes)
     }
 
-    /// [`Scene::visit`] (BVH mode) for the rays of `active` together, each with its own collector;
-    /// only for scenes that [`Scene::takes_packets`].
+    /// [`Scene::visit`] (BVH mode) over the mesh tree for the rays of `active` together, each with
+    /// its own collector: the whole walk in scenes that [`Scene::takes_packets`], the first pass
+    /// in scenes of meshes among other items ([`Scene::meshes_among_others`]).
     pub(crate) fn visit_packet<C: Collector>(
         &self,
         rays: &[Ray; PACKET],
@@ -172,7 +221,6 @@ impl Scene {
         ctx: &Ctx,
         cols: &mut [C; PACKET],
     ) {
-        debug_assert!(self.takes_packets());
         if let Some(m) = &self.meshes {
             if m.parts.mask_any & ctx.mask != 0 {
                 active &= !m.visit_packet(rays, packet, active, ctx, cols);
