@@ -104,15 +104,21 @@ impl Scene {
     /// [`Scene::visit`] (BVH mode) over every top-level item but the mesh tree: the second pass
     /// of a batch in a scene of meshes and other geometries, after the mesh tree's own batch walk
     /// has offered its hits to `col` (whose `t_max` then prunes this walk).
+    /// Geometries whose `streamed[id]` is set are left out too (the batch walked them already).
     pub(crate) fn visit_others<C: Collector>(
         &self,
         ray: &Ray,
         ctx: &Ctx,
         col: &mut C,
+        streamed: &[bool],
     ) -> ControlFlow<()> {
+        let other = |item: TopItem| match item {
+            TopItem::Meshes => false,
+            TopItem::Geometry(id) => !streamed.get(id as usize).copied().unwrap_or(false),
+        };
         if self.top.nodes().len() == 1 {
             for &item in &self.top_items {
-                if item != TopItem::Meshes {
+                if other(item) {
                     self.visit_item(item, ray, ctx, Mode::Bvh, col)?;
                 }
             }
@@ -122,7 +128,7 @@ impl Scene {
         self.top.traverse(&BvhRay::new(ray), t_max, |range, t_max| {
             for i in range {
                 let item = self.top_items[self.top.prim_ids()[i] as usize];
-                if item != TopItem::Meshes {
+                if other(item) {
                     self.visit_item(item, ray, ctx, Mode::Bvh, col)?;
                 }
             }
@@ -281,6 +287,19 @@ impl MeshAccel {
         out: &mut [T],
         ctx: &Ctx,
         col: impl Fn(&'r Ray) -> C,
+        answer: impl Fn(&Ray, C, &mut T),
+    ) {
+        self.visit_each_indexed(rays, out, ctx, |i| col(&rays[i]), answer);
+    }
+
+    /// [`MeshAccel::visit_each`] with the collector of ray `i` made by `col(i)`: for rays that
+    /// were moved into another space (an instance's), whose collector belongs to the original.
+    pub(super) fn visit_each_indexed<C: Collector, T>(
+        &self,
+        rays: &[Ray],
+        out: &mut [T],
+        ctx: &Ctx,
+        col: impl Fn(usize) -> C,
         answer: impl Fn(&Ray, C, &mut T),
     ) {
         let mut run = MeshRun {
@@ -663,21 +682,21 @@ struct MeshRay<C> {
     hit_ray: Option<HitRay>,
 }
 
-/// The rays of [`MeshAccel::visit_each`] as a run for the traversal: collector `col(ray)` per
-/// ray, `answer(ray, collector, &mut out[i])` at the end of each walk.
-struct MeshRun<'a, 'r, T, Col, Ans> {
+/// The rays of [`MeshAccel::visit_each_indexed`] as a run for the traversal: collector `col(i)`
+/// per ray, `answer(ray, collector, &mut out[i])` at the end of each walk.
+struct MeshRun<'a, T, Col, Ans> {
     mesh: &'a MeshAccel,
     hits: LeafHits,
-    rays: &'r [Ray],
+    rays: &'a [Ray],
     out: &'a mut [T],
     col: Col,
     answer: Ans,
 }
 
-impl<'r, C, T, Col, Ans> RayRun for MeshRun<'_, 'r, T, Col, Ans>
+impl<C, T, Col, Ans> RayRun for MeshRun<'_, T, Col, Ans>
 where
     C: Collector,
-    Col: Fn(&'r Ray) -> C,
+    Col: Fn(usize) -> C,
     Ans: Fn(&Ray, C, &mut T),
 {
     const ORDER: Order = C::ORDER;
@@ -685,7 +704,7 @@ where
 
     #[inline(always)]
     fn start(&self, i: usize) -> (WideRay, f32, MeshRay<C>) {
-        self.mesh.start(&self.rays[i], (self.col)(&self.rays[i]))
+        self.mesh.start(&self.rays[i], (self.col)(i))
     }
 
     #[inline(always)]
