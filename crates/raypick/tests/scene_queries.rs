@@ -1234,7 +1234,8 @@ fn bounces_off_a_huge_floor_never_rehit_it() {
 /// bit for bit, for camera and incoherent rays and every option set.
 #[test]
 fn batches_in_a_scene_of_meshes_and_instances_answer_like_single_rays() {
-    for scale in [1e-3, 1.0, 1e4] {
+    // With meshes and spheres beside the instances, and with the instances alone.
+    for (scale, alone) in [(1e-3, false), (1.0, false), (1e4, false), (1.0, true)] {
         let mut rng = Pcg64::seed_from_u64(900);
         let inner = {
             let mut b = SceneBuilder::new();
@@ -1242,11 +1243,13 @@ fn batches_in_a_scene_of_meshes_and_instances_answer_like_single_rays() {
             Arc::new(b.build().unwrap())
         };
         let mut b = SceneBuilder::new();
-        b.add_mesh(soup(&mut rng, 500, Vec3::ZERO, scale));
-        b.add_mesh(icosphere(3, Vec3::new(0.0, 0.6, 0.0) * scale, scale * 0.5).with_mask(0b10));
-        let centers = (0..40).map(|_| rand_vec(&mut rng) * scale).collect();
-        let radii = (0..40).map(|_| rng.gen_range(0.02..0.1) * scale).collect();
-        b.add_spheres(Spheres::new(centers, radii));
+        if !alone {
+            b.add_mesh(soup(&mut rng, 500, Vec3::ZERO, scale));
+            b.add_mesh(icosphere(3, Vec3::new(0.0, 0.6, 0.0) * scale, scale * 0.5).with_mask(0b10));
+            let centers = (0..40).map(|_| rand_vec(&mut rng) * scale).collect();
+            let radii = (0..40).map(|_| rng.gen_range(0.02..0.1) * scale).collect();
+            b.add_spheres(Spheres::new(centers, radii));
+        }
         b.add_instance(
             Arc::clone(&inner),
             Affine3A::from_translation(Vec3::new(0.5, 0.2, 0.3) * scale),

@@ -40,6 +40,14 @@ struct Stream<'a> {
     ctx: Ctx,
 }
 
+/// What a two-pass batch walks before the per-ray pass ([`Scene::passes`]).
+struct Passes<'a> {
+    /// The mesh tree, when it shares the top level with other items.
+    meshes: Option<&'a MeshAccel>,
+    /// The instances walked as streams.
+    streams: Vec<Stream<'a>>,
+}
+
 /// Rays per group of a two-pass batch ([`Scene::two_passes`]): their collectors, kept between the
 /// passes, stay in the L1 cache.
 const TWO_PASS_GROUP: usize = 256;
@@ -478,9 +486,9 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn intersect_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [Option<Hit>]) {
         assert_eq!(out.len(), rays.len(), "intersect_into: one output per ray");
-        if let Some(meshes) = self.meshes_among_others(&ctx(opts)) {
+        if let Some(passes) = self.passes(&ctx(opts)) {
             self.two_passes(
-                meshes,
+                passes,
                 rays,
                 out,
                 opts,
@@ -513,9 +521,9 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn occluded_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [bool]) {
         assert_eq!(out.len(), rays.len(), "occluded_into: one output per ray");
-        if let Some(meshes) = self.meshes_among_others(&ctx(opts)) {
+        if let Some(passes) = self.passes(&ctx(opts)) {
             self.two_passes(
-                meshes,
+                passes,
                 rays,
                 out,
                 opts,
@@ -561,10 +569,10 @@ impl Scene {
         run(rays, out);
     }
 
-    /// A batch in a scene of meshes and other top-level items (instances, spheres), in passes
-    /// over groups of [`TWO_PASS_GROUP`] rays, each ray with its own collector `col(ray)` kept
-    /// between them:
-    /// 1. the mesh tree, with the batch's fast walks (packets for coherent groups, the
+    /// A batch in a scene of meshes and other top-level items (instances, spheres), or of a few
+    /// instances, in passes over groups of [`TWO_PASS_GROUP`] rays, each ray with its own
+    /// collector `col(ray)` kept between them:
+    /// 1. the mesh tree (when there is one), with the batch's fast walks (packets for coherent groups, the
     ///    interleaved walk for the others), as in a scene of meshes alone;
     /// 2. each instance of a scene of meshes ([`Stream`], when there are at most
     ///    [`MAX_STREAMS`]): the group's rays that reach its box within their current `t_max`,
@@ -578,7 +586,7 @@ impl Scene {
     /// ids), and a ray that misses an instance's box misses everything inside it.
     fn two_passes<'a, C: BatchCollector + 'a, T>(
         &'a self,
-        meshes: &'a MeshAccel,
+        Passes { meshes, streams }: Passes<'a>,
         rays: &'a [Ray],
         out: &mut [T],
         opts: &QueryOptions<'a>,
@@ -586,7 +594,6 @@ impl Scene {
         answer: impl Fn(&Ray, &C, &mut T),
     ) {
         let ctx = ctx(opts);
-        let streams = self.streams(&ctx);
         let mut streamed = vec![
             false;
             if streams.is_empty() {
@@ -608,15 +615,17 @@ impl Scene {
         {
             cols.clear();
             cols.extend(rays.iter().map(&col));
-            self.each_ray(
-                rays,
-                &mut cols,
-                true,
-                // A group that misses the scene's box keeps its fresh collectors.
-                &|_| {},
-                &|rays, cols| meshes.visit_each(rays, cols, &ctx, &col, |_, c, slot| *slot = c),
-                &|rays, p, active, cols| self.visit_packet(rays, p, active, &ctx, cols),
-            );
+            if let Some(meshes) = meshes {
+                self.each_ray(
+                    rays,
+                    &mut cols,
+                    true,
+                    // A group that misses the scene's box keeps its fresh collectors.
+                    &|_| {},
+                    &|rays, cols| meshes.visit_each(rays, cols, &ctx, &col, |_, c, slot| *slot = c),
+                    &|rays, p, active, cols| self.visit_packet(rays, p, active, &ctx, cols),
+                );
+            }
             for stream in &streams {
                 picked.clear();
                 rays_object.clear();
@@ -667,6 +676,19 @@ impl Scene {
                 answer(ray, c, o);
             }
         }
+    }
+
+    /// How a batch walks this scene in passes ([`Scene::two_passes`]): the mesh tree when it
+    /// shares the top level with other items, and the instances to stream; `None` when neither
+    /// applies (a scene of meshes alone, or of many instances) and the batch takes the plain walk.
+    fn passes(&self, ctx: &Ctx) -> Option<Passes<'_>> {
+        let meshes = self.meshes_among_others(ctx);
+        let streams = if self.has_instances {
+            self.streams(ctx)
+        } else {
+            Vec::new()
+        };
+        (meshes.is_some() || !streams.is_empty()).then_some(Passes { meshes, streams })
     }
 
     /// The instances a two-pass batch walks as streams: those of a scene of meshes alone that
