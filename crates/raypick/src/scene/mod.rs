@@ -77,6 +77,7 @@ mod builder;
 mod error;
 mod geometry;
 mod hit;
+mod passes;
 mod query;
 mod refit;
 pub mod shapes;

@@ -223,7 +223,8 @@ pub struct TriHits {
     pub hit: u32,
     /// Lanes left to the scalar kernel: an edge function rounded to exactly 0 (the kernel
     /// recomputes it in `f64` and applies the edge rule; a degenerate triangle, stored collapsed to
-    /// a point, always lands here), or `1 / det` overflowed (the kernel then divides).
+    /// a point, always lands here), `1 / det` overflowed (the kernel then divides), or a ray's
+    /// `t` lies within its error bound of 0 (the kernel decides its sign in `f64`).
     pub undecided: u32,
     /// Ray parameter per lane (meaningful on `hit` lanes).
     pub t: [f32; 8],
@@ -336,12 +337,15 @@ fn lane_hit(out: &mut TriHits, k: usize, [pa, pb, pc]: [[f32; 3]; 3], ray: &HitR
         [u, v, w].map(f32::abs),
         [sh.sx, sh.sy].map(f32::abs),
     ) * rcp.abs();
-    let floor = if ray.t_min < 0.0 {
-        f32::NEG_INFINITY
-    } else {
-        err
-    };
-    if t >= ray.t_min && t <= t_max && t.is_finite() && t > floor {
+    if !(t <= t_max && t.is_finite()) {
+        return;
+    }
+    // Next to a ray's origin the scalar kernel decides the sign of `t` in f64.
+    if ray.t_min >= 0.0 && t.abs() <= err {
+        out.undecided |= 1 << k;
+        return;
+    }
+    if t >= ray.t_min {
         out.hit |= 1 << k;
         out.t[k] = t;
         out.u[k] = v * rcp;
@@ -673,24 +677,32 @@ mod avx {
                 ),
             );
             let err = mul(err_scaled, abs(rcp));
-            // A line (`t_min < 0`) has no boundary at 0.
-            let floor = if ray.t_min < 0.0 {
-                _mm256_set1_ps(f32::NEG_INFINITY)
+            // Next to a ray's origin (`|t| <= err`; a line, `t_min < 0`, has no boundary at 0)
+            // the scalar kernel decides in f64: those lanes are undecided, not hits.
+            let below_t_max = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_set1_ps(t_max)),
+                finite(t),
+            );
+            let near_origin = if ray.t_min >= 0.0 {
+                _mm256_and_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(abs(t), err), below_t_max)
             } else {
-                err
+                zero
             };
-            let in_range = _mm256_and_ps(
+            let in_range = _mm256_andnot_ps(
+                near_origin,
                 _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_set1_ps(ray.t_min)),
-                    _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_set1_ps(t_max)),
+                    below_t_max,
                 ),
-                _mm256_and_ps(finite(t), _mm256_cmp_ps::<_CMP_GT_OQ>(t, floor)),
             );
             // Lanes that reach the reciprocal: no zero edge function, not rejected, det != 0.
             let reached =
                 _mm256_andnot_ps(_mm256_or_ps(_mm256_or_ps(is_zero, rejected), eq(det)), all);
             let rcp_finite = finite(rcp);
-            let undecided = _mm256_or_ps(is_zero, _mm256_andnot_ps(rcp_finite, reached));
+            let undecided = _mm256_or_ps(
+                _mm256_or_ps(is_zero, _mm256_andnot_ps(rcp_finite, reached)),
+                _mm256_and_ps(_mm256_and_ps(reached, rcp_finite), near_origin),
+            );
             let hit = _mm256_and_ps(_mm256_and_ps(reached, rcp_finite), in_range);
             let mut out = TriHits {
                 hit: _mm256_movemask_ps(hit) as u32 & lanes,
