@@ -167,3 +167,8 @@ def load(
     ``byteLength`` bytes are read from it. ``max_bytes`` (default 1 GiB: the model and the files it
     refers to) and ``max_triangles`` (default 67,108,864) bound the load. Raises ValueError naming
     the file, the place and the reason."""
+
+def offset_ray_origin(points: ArrayLike, normals: ArrayLike) -> F32:
+    """(..., 3) float32 origins for rays leaving the surface at points (..., 3) on the side of the
+    unit geometric normals (..., 3): the engine's spawn offset (a few hundred ulps of each
+    coordinate along the normal). Cast the new rays with tnear = 0."""
