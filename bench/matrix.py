@@ -520,8 +520,12 @@ def probe(args):
         os.environ["RAYON_NUM_THREADS"] = "1"
     import raypick
 
-    path = scene_paths()[args.probe]
-    _, f, parts, _ = soup_of(raypick.load(path))
+    # The arrays the main process saved (a large scene's file takes seconds to parse).
+    z = np.load(CACHE / f"{args.probe}.soup.npz")
+    bounds = np.cumsum(np.column_stack([z["nverts"], z["ntris"]]), axis=0)
+    bounds = np.vstack([[0, 0], bounds])
+    f = z["f"]
+    parts = [(z["v"][v0:v1], f[t0:t1] - v0) for (v0, t0), (v1, t1) in zip(bounds[:-1], bounds[1:])]
     keys = args.engines.split(",")
     mods, _ = modules(keys, install=False)
     o3d_threads = 1 if args.probe_threads == 1 else 0
@@ -684,6 +688,9 @@ def main():
         load_s = time.perf_counter() - t0
         v, f, parts, first = soup_of(loaded)
         log(f"{name}: {len(f):,} triangles in {len(parts)} meshes (loaded in {load_s:.2f} s)")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.savez(CACHE / f"{name}.soup.npz", v=v, f=f, nverts=[len(pv) for pv, _ in parts],
+                 ntris=[len(pf) for _, pf in parts])
         sets = ray_sets(raypick, name, path, loaded, v, f, first)
         engines = []
         for key, mod in mods.items():
