@@ -658,7 +658,7 @@ def main():
     repeat = args.repeat or (3 if args.quick else 5)
     nrays = args.rays if args.rays is not None else (100_000 if args.quick else 0)
     probes = args.memory_probes or (1 if args.quick else 3)
-    thread_counts = [int(t) for t in args.threads.split(",")]
+    thread_counts = list(dict.fromkeys(int(t) for t in args.threads.split(",")))  # "1,1" on one core
 
     if args.build:
         subprocess.run([str(Path(sys.executable).parent / "maturin"), "develop", "--release", "-m",
