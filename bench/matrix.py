@@ -489,7 +489,8 @@ def check_closest(rays, v, f, rp, other, src=None, limit=20000):
     nearer = e_hit & ((rk[idx] < 0) | (e_t < r_t * (1 - 1e-6)))
     wrong = r_miss | nearer
     return {"hit_miss": int(hit_diff.sum()), "triangle": int(tri_diff.sum()), "checked": len(idx),
-            "raypick_wrong": int(wrong.sum()), "self_hits": int(self_hits.sum()),
+            "raypick_wrong": int(wrong.sum()), "not_hit": int(r_miss.sum()), "nearer_missed": int((nearer & ~r_miss).sum()),
+            "self_hits": int(self_hits.sum()),
             "self_hits_wrong": int((wrong & self_hits[idx]).sum())}
 
 
@@ -783,7 +784,10 @@ def render(report, thread_counts, nrays):
             line += "".join(" – |" if c is None or e not in c["mrays"] else f" {c['mrays'][e]:.2f} |" for e in names)
             line += "".join(" – |" if c is None or e not in c["ratio"] else f" {c['ratio'][e]:.2f} |" for e in others)
         ag = first.get("agreement", {})
-        wrong = max((a["raypick_wrong"] for a in ag.values()), default=0)
+        worst = max(ag.values(), key=lambda a: a["raypick_wrong"], default=None)
+        wrong = "–" if worst is None else str(worst["raypick_wrong"])
+        if worst and worst["raypick_wrong"] and "not_hit" in worst:
+            wrong += f" ({worst['not_hit']} not hit, {worst['nearer_missed']} nearer hit missed)"
         emb = ag.get("Embree")
         if emb is None:
             diff = "–"
@@ -798,7 +802,8 @@ def render(report, thread_counts, nrays):
     p("")
     p("÷Engine: raypick / engine, median of per-round ratios (> 1: raypick faster). n: rays of the cell (fewer than the")
     p("set when an engine's cast of the whole set would pass --max-cast-s). raypick wrong: rays whose raypick answer")
-    p("the f64 check of the candidate triangles finds wrong (largest over the engines compared). Camera rays: 1024²;")
+    p("the f64 check of the candidate triangles finds wrong (largest over the engines compared; closest hit: its triangle")
+    p("is not hit, outside or behind the origin, or the other engine's triangle is hit clearly and nearer). Camera rays: 1024²;")
     p("diffuse, shadow and directional rays leave the camera rays' hit points (see bench/matrix.py).")
     p("")
     p("| scene | triangles | meshes |" + "".join(f" build ms {e} {th}T |" for th in thread_counts for e in names)
