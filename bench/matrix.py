@@ -41,7 +41,7 @@ split the batch over threads by hand). A cell whose warm-up on 1 % of the rays p
 
 Build time: a fresh process per thread count (pinned to one CPU for 1 thread), each engine built
 `--build-rounds` times from the same arrays, interleaved, median. Memory per triangle: the resident
-memory a fresh process keeps for one engine's scene (compare.py's `probe_memory`).
+memory a fresh process keeps for one engine's scene, measured as compare.py's `probe_memory` does.
 
 Agreement: for closest hit, rays where raypick and an engine differ on hit/miss or on the triangle;
 for any hit, on the answer. Each is decided in f64 from the two candidate triangles (each engine's
