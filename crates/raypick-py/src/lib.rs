@@ -14,6 +14,7 @@ mod arrays;
 mod camera;
 mod hit;
 mod scene;
+mod spawn;
 mod threads;
 
 use pyo3::exceptions::PyValueError;
@@ -110,6 +111,7 @@ fn _raypick(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hit::PyHit>()?;
     m.add_function(wrap_pyfunction!(camera::create_rays_pinhole, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(spawn::offset_ray_origin, m)?)?;
     m.add("INVALID_ID", scene::INVALID_ID)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // bench/compare.py warns when it would time a debug build.

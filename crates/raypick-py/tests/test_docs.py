@@ -26,8 +26,13 @@ def test_scene_docstring_example():
     run_examples(raypick.Scene, "raypick.Scene")
 
 
+def test_offset_ray_origin_docstring_example():
+    run_examples(raypick.offset_ray_origin, "raypick.offset_ray_origin")
+
+
 def test_public_api_has_docstrings():
-    for obj in (raypick.Scene, raypick.Camera, raypick.Hit, raypick.load, raypick.create_rays_pinhole):
+    for obj in (raypick.Scene, raypick.Camera, raypick.Hit, raypick.load, raypick.create_rays_pinhole,
+                raypick.offset_ray_origin):
         assert obj.__doc__ and len(obj.__doc__) > 40, obj
     for name in ("add_triangles", "add_spheres", "add_instance", "cast_rays", "test_occlusions",
                  "count_intersections", "list_intersections", "intersects_first", "intersects_location",

@@ -29,6 +29,7 @@ from ._raypick import (
     __version__,
     create_rays_pinhole,
     load,
+    offset_ray_origin,
 )
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "__version__",
     "create_rays_pinhole",
     "load",
+    "offset_ray_origin",
 ]

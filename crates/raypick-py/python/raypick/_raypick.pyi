@@ -170,3 +170,8 @@ def load(
     the file, the place and the reason. A glTF node whose mesh no other node uses is baked into
     world space (faster to cast; its hits carry the node's id in ``geometry_ids`` and no
     instance) unless ``keep_instances``."""
+
+def offset_ray_origin(points: ArrayLike, normals: ArrayLike) -> F32:
+    """(..., 3) float32 origins for rays leaving the surface at points (..., 3) on the side of the
+    unit geometric normals (..., 3): the engine's spawn offset (a few hundred ulps of each
+    coordinate along the normal). Cast the new rays with tnear = 0."""
