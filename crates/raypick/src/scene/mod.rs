@@ -80,7 +80,7 @@ mod builder;
 mod error;
 mod geometry;
 mod hit;
-mod point;
+pub mod point;
 mod query;
 mod refit;
 pub mod shapes;
