@@ -253,28 +253,38 @@ impl Scene {
 
     fn closest_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
         let mut best: Option<(f32, (u32, u32, u32), ClosestPoint)> = None;
-        let limit = radius;
+        let limit2 = radius * radius;
         self.point_walk(
             point,
             radius,
             |c, radius| {
-                let (on, u, v, normal) = match c.prim_shape {
+                // The squared distance a candidate must not exceed: the best so far (equal ones
+                // go to the tie-break), or the caller's limit.
+                let bound2 = best.as_ref().map_or(limit2, |b| b.0);
+                let (on, u, v) = match c.prim_shape {
                     PointPrim::Triangle([a, b, cc]) => {
+                        // The triangle's box first: a few min/max against the exact kernel's
+                        // dozens of operations, and most candidates of a leaf fail it. Its
+                        // distance is a lower bound of the triangle's; the relative slack of
+                        // 2⁻¹⁰ is far above the rounding of either, so a candidate that could
+                        // tie is never dropped, whatever the order of the walk.
+                        let d2_box =
+                            box_distance_squared(point, a.min(b).min(cc), a.max(b).max(cc));
+                        if d2_box > bound2 * (1.0 + 1.0 / 1024.0) {
+                            return ControlFlow::Continue(());
+                        }
                         let t = closest_on_triangle(point, a, b, cc);
-                        let n = (b - a).cross(cc - a).normalize_or_zero();
-                        (t.point, t.u, t.v, n)
+                        (t.point, t.u, t.v)
                     }
                     PointPrim::Sphere { center, radius } => {
-                        let on = closest_on_sphere(point, center, radius);
-                        let n = (on - center).normalize_or_zero();
-                        (on, 0.0, 0.0, n)
+                        (closest_on_sphere(point, center, radius), 0.0, 0.0)
                     }
                 };
                 let d2 = (point - on).length_squared();
-                // Against the caller's limit, not the shrunk radius: the radius is rounded from
-                // the best squared distance, and an equidistant candidate must still reach the
-                // tie-break.
-                if d2.sqrt() > limit || d2.is_nan() {
+                // Against the caller's limit or the best so far, not the shrunk radius: the radius
+                // is rounded from the best squared distance, and an equidistant candidate must
+                // still reach the tie-break.
+                if d2 > bound2 || d2.is_nan() {
                     return ControlFlow::Continue(());
                 }
                 let key = c.key();
@@ -283,6 +293,12 @@ impl Scene {
                     Some((bd2, bkey, _)) => d2 < *bd2 || (d2 == *bd2 && key < *bkey),
                 };
                 if better {
+                    let normal = match c.prim_shape {
+                        PointPrim::Triangle([a, b, cc]) => {
+                            (b - a).cross(cc - a).normalize_or_zero()
+                        }
+                        PointPrim::Sphere { center, .. } => (on - center).normalize_or_zero(),
+                    };
                     best = Some((
                         d2,
                         key,
