@@ -403,3 +403,21 @@ fn bad_points_answer_nan_or_nothing_and_empty_scenes_infinity() {
         f32::INFINITY
     );
 }
+
+/// The winding number's dipoles are recomputed after the vertices move.
+#[test]
+fn winding_number_follows_updated_vertices() {
+    let mesh = cuboid(Vec3::ONE);
+    let mut b = SceneBuilder::new();
+    let g = b.add_mesh(mesh.clone());
+    let mut scene = b.build().unwrap();
+    let far = Vec3::new(0.0, 0.0, 40.0);
+    assert!((scene.winding_number(Vec3::ZERO) - 1.0).abs() < 1e-3);
+    assert!(scene.winding_number(far).abs() < 1e-3);
+    let moved: Vec<Vec3> = mesh.vertices().iter().map(|&v| v + far).collect();
+    scene.update_mesh_vertices(g, &moved).unwrap();
+    assert!(scene.winding_number(Vec3::ZERO).abs() < 1e-3);
+    assert!((scene.winding_number(far) - 1.0).abs() < 1e-3);
+    assert!(scene.contains(far, InsideMethod::WindingNumber));
+    assert_eq!(scene.closest_point(far).unwrap().distance, 1.0);
+}
