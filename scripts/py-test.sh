@@ -20,6 +20,10 @@ if ! "$PY" -c "import maturin, numpy, pytest" >/dev/null 2>&1; then
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet "maturin>=1.7,<2" "numpy>=1.21" "pytest>=7"
 fi
+# The point-query tests compare with trimesh (its proximity queries need rtree and scipy).
+if ! "$PY" -c "import trimesh, rtree, scipy" >/dev/null 2>&1; then
+    "$PY" -m pip install --quiet trimesh rtree scipy
+fi
 
 # `maturin develop` installs the package in editable mode: the extension lands in
 # crates/raypick-py/python/raypick/ (git-ignored) next to the Python sources.

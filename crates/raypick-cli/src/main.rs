@@ -114,6 +114,31 @@ enum Command {
         #[arg(long)]
         all_hits: bool,
     },
+    /// Closest surface points of a batch of query points, with signed distance or inside test.
+    #[command(
+        after_help = "Examples:\n  raypick closest bunny.obj --points points.npy --out closest.npz\n  raypick closest room.obj --points grid.npy --out sdf.npz --signed --inside\n\nInput: .npy (N x 3, float32/float64).\nOutput .npz arrays, in input order: point (N x 3 float32, NaN when none), distance (float32; NaN\nfor a non-finite point, inf in an empty scene), prim, geom, instance (int64, -1 when none), u, v\n(float32 barycentrics of v1, v2), normal (N x 3 float32). --signed adds signed_distance (negative\ninside), --inside adds inside (bool). --method picks the inside test: parity (closed meshes,\nexact; default) or winding-number (meshes with holes)."
+    )]
+    Closest {
+        /// Model file.
+        model: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+        /// Query points (.npy, N x 3).
+        #[arg(long)]
+        points: PathBuf,
+        /// Output .npz (never one of the input files; replaced only once complete).
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write the signed distance (negative inside).
+        #[arg(long)]
+        signed: bool,
+        /// Also write whether each point is inside.
+        #[arg(long)]
+        inside: bool,
+        /// How inside is decided.
+        #[arg(long, value_enum, default_value_t = InsideArg::Parity)]
+        method: InsideArg,
+    },
     /// Geometries, triangles, bounds, BVH statistics and build time.
     #[command(after_help = "Example:\n  raypick info scene.gltf --json")]
     Info {
@@ -177,6 +202,22 @@ fn run(cli: Cli) -> Result<()> {
             &out,
             CastQuery::from_flags(any_hit, all_hits),
         ),
+        Command::Closest {
+            model,
+            load,
+            points,
+            out,
+            signed,
+            inside,
+            method,
+        } => cmd::closest::run(
+            &model,
+            &load,
+            &points,
+            &out,
+            cmd::closest::Extras { signed, inside },
+            method.into(),
+        ),
         Command::Info { model, load, json } => {
             cmd::info::run(model.as_deref(), &load, Output::from_json_flag(json))
         }
@@ -184,6 +225,24 @@ fn run(cli: Cli) -> Result<()> {
             cmd::bench::run(if quick { Effort::Quick } else { Effort::Full })
         }
         Command::Serve(args) => cmd::serve::run(args),
+    }
+}
+
+/// The inside test of `raypick closest --method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum InsideArg {
+    /// Crossing parity of one ray: exact for closed meshes.
+    Parity,
+    /// Generalized winding number above 1/2: for meshes with holes.
+    WindingNumber,
+}
+
+impl From<InsideArg> for raypick::InsideMethod {
+    fn from(m: InsideArg) -> Self {
+        match m {
+            InsideArg::Parity => Self::Parity,
+            InsideArg::WindingNumber => Self::WindingNumber,
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Ray batches in and hit arrays out: the `.rays` format of the shared benchmarks, numpy `.npy`
-//! (N×6 float32 or float64) in, and numpy `.npz` out.
+//! (N×6 float32 or float64) in, and numpy `.npz` out; query points as `.npy` (N×3).
 //!
 //! A `.rays` file is little-endian float32, N rows of `ox oy oz dx dy dz`, no header.
 
@@ -85,13 +85,38 @@ fn read_raw(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
 }
 
 fn read_npy(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
+    let flat = read_npy_rows(path, bytes, 6)?;
+    Ok(rows_to_rays(
+        flat.chunks_exact(6)
+            .map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]]),
+    ))
+}
+
+/// Reads query points from a `.npy` file: an (N, 3) float32 or float64 array, C order.
+pub fn read_points(path: &Path) -> Result<Vec<Vec3>, RaysError> {
+    let bytes = std::fs::read(path).map_err(|error| RaysError::Io {
+        path: path.display().to_string(),
+        error,
+    })?;
+    if !bytes.starts_with(b"\x93NUMPY") {
+        return Err(format_err(
+            path,
+            "not a .npy file (save the points with numpy.save as an (N, 3) array)",
+        ));
+    }
+    let flat = read_npy_rows(path, &bytes, 3)?;
+    Ok(flat.chunks_exact(3).map(Vec3::from_slice).collect())
+}
+
+/// The values of an (N, `cols`) float32 or float64 `.npy` array, C order, as `f32`.
+fn read_npy_rows(path: &Path, bytes: &[u8], cols: u64) -> Result<Vec<f32>, RaysError> {
     let npy =
         npyz::NpyFile::new(bytes).map_err(|e| format_err(path, format!("bad .npy header: {e}")))?;
     let shape = npy.shape().to_vec();
-    if shape.len() != 2 || shape[1] != 6 {
+    if shape.len() != 2 || shape[1] != cols {
         return Err(format_err(
             path,
-            format!("expected an array of shape (N, 6), found {shape:?}"),
+            format!("expected an array of shape (N, {cols}), found {shape:?}"),
         ));
     }
     if npy.order() != npyz::Order::C {
@@ -128,20 +153,17 @@ fn read_npy(path: &Path, bytes: &[u8]) -> Result<Vec<Ray>, RaysError> {
             ))
         }
     };
-    if flat.len() != n * 6 {
+    let want = n * cols as usize;
+    if flat.len() != want {
         return Err(format_err(
             path,
             format!(
-                "expected {} values, found {} (truncated file?)",
-                n * 6,
+                "expected {want} values, found {} (truncated file?)",
                 flat.len()
             ),
         ));
     }
-    Ok(rows_to_rays(
-        flat.chunks_exact(6)
-            .map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]]),
-    ))
+    Ok(flat)
 }
 
 /// One named array of an `.npz` archive.
@@ -152,16 +174,19 @@ pub enum NpzArray<'a> {
     I64(&'a [i64]),
     /// Booleans (numpy `bool`).
     Bool(&'a [bool]),
+    /// float32 rows of three (points, normals), written with shape (N, 3).
+    F32x3(&'a [f32]),
 }
 
 fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     values: &[T],
+    shape: &[u64],
 ) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     {
         let mut w = npyz::WriteOptions::<T>::new()
             .default_dtype()
-            .shape(&[values.len() as u64])
+            .shape(shape)
             .writer(&mut out)
             .begin_nd()?;
         w.extend(values.iter().copied())?;
@@ -170,7 +195,7 @@ fn npy_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     Ok(out)
 }
 
-/// Writes a numpy `.npz` archive (uncompressed zip of `.npy` files), one 1-D array per name,
+/// Writes a numpy `.npz` archive (uncompressed zip of `.npy` files), one array per name,
 /// replacing `path` only once the whole archive is on disk ([`crate::output::write_replacing`]).
 pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), RaysError> {
     let io = |error| RaysError::Io {
@@ -183,9 +208,10 @@ pub fn write_npz(path: &Path, arrays: &[(&str, NpzArray<'_>)]) -> Result<(), Ray
         .large_file(true);
     for (name, array) in arrays {
         let data = match array {
-            NpzArray::F32(v) => npy_bytes(v),
-            NpzArray::I64(v) => npy_bytes(v),
-            NpzArray::Bool(v) => npy_bytes(v),
+            NpzArray::F32(v) => npy_bytes(v, &[v.len() as u64]),
+            NpzArray::I64(v) => npy_bytes(v, &[v.len() as u64]),
+            NpzArray::Bool(v) => npy_bytes(v, &[v.len() as u64]),
+            NpzArray::F32x3(v) => npy_bytes(v, &[v.len() as u64 / 3, 3]),
         }
         .map_err(io)?;
         zip.start_file(format!("{name}.npy"), opts)

@@ -33,7 +33,8 @@ pub mod simd;
 pub use geom::{Aabb, Ray};
 pub use glam;
 pub use scene::{
-    BuildError, Geometry, Hit, Instance, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
+    BuildError, ClosestPoint, Geometry, Hit, InsideMethod, Instance, PointCandidate, PointPrim,
+    QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
 };
 
 /// The README's example, compiled and run as a doc-test so it cannot go stale.

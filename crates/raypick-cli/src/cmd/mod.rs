@@ -7,12 +7,14 @@
 //! | [`pick`] | `raypick pick`: what is under one pixel |
 //! | [`render`] | `raypick render`: a ray-cast image |
 //! | [`cast`] | `raypick cast`: a batch of rays from a file, hits to `.npz` |
+//! | [`closest`] | `raypick closest`: closest points, signed distance, inside, for points from a file |
 //! | [`info`] | `raypick info`: geometries, bounds, BVH statistics |
 //! | [`bench`] | `raypick bench`: kernel and query timings |
 //! | [`serve`] | `raypick serve`: the browser viewer |
 
 pub mod bench;
 pub mod cast;
+pub mod closest;
 pub mod demo;
 pub mod info;
 pub mod pick;

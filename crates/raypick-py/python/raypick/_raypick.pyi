@@ -112,6 +112,29 @@ class Scene:
     def list_intersections(self, rays: ArrayLike, nthreads: int = 0) -> Dict[str, np.ndarray]:
         """All hits: ray_splits (num_rays + 1,), ray_ids, t_hit, geometry_ids, primitive_ids,
         instance_ids, primitive_uvs, primitive_normals; sorted by ray then t."""
+    def compute_closest_points(
+        self, query_points: ArrayLike, nthreads: int = 0
+    ) -> Dict[str, np.ndarray]:
+        """Closest surface points: points (..., 3), geometry_ids, primitive_ids (uint32,
+        INVALID_ID for a non-finite point or an empty scene), primitive_uvs (..., 2),
+        primitive_normals (..., 3)."""
+    def compute_distance(
+        self, query_points: ArrayLike, nthreads: int = 0
+    ) -> npt.NDArray[np.float32]: ...
+    def compute_signed_distance(
+        self, query_points: ArrayLike, nthreads: int = 0, method: str = "parity"
+    ) -> npt.NDArray[np.float32]:
+        """Distance, negative inside; method is "parity" or "winding_number"."""
+    def compute_occupancy(
+        self, query_points: ArrayLike, nthreads: int = 0, method: str = "parity"
+    ) -> npt.NDArray[np.float32]:
+        """1.0 inside, 0.0 outside."""
+    def contains(self, points: ArrayLike, method: str = "parity") -> npt.NDArray[np.bool_]:
+        """trimesh-style: inside test for (N, 3) points."""
+    def closest_point(
+        self, points: ArrayLike
+    ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        """trimesh-style: (closest points, distances, triangle ids) for (N, 3) points."""
     def intersects_first(
         self, ray_origins: ArrayLike, ray_directions: ArrayLike
     ) -> npt.NDArray[np.int64]:

@@ -17,6 +17,7 @@ mod cast;
 mod geometry;
 mod pick;
 mod pickle;
+mod points;
 mod state;
 mod trimesh;
 
@@ -372,6 +373,107 @@ impl PyScene {
         nthreads: NThreads,
     ) -> PyResult<Bound<'py, PyDict>> {
         cast::list_intersections(self, py, rays, nthreads)
+    }
+
+    /// The closest surface point of each query point (Open3D
+    /// ``RaycastingScene.compute_closest_points``).
+    ///
+    /// Args:
+    ///     query_points: a ``(..., 3)`` real array.
+    ///     nthreads: 0 for every core, else the number of threads.
+    ///
+    /// Returns:
+    ///     dict with ``points`` (``(..., 3)`` float32, world space), ``geometry_ids`` and
+    ///     ``primitive_ids`` (uint32), ``primitive_uvs`` (``(..., 2)`` float32 barycentrics: ``u``
+    ///     weights the triangle's second vertex, ``v`` its third) and ``primitive_normals``
+    ///     (``(..., 3)`` float32 unit geometric normals). A point with a NaN or infinite coordinate
+    ///     (or any point, in an empty scene) gets NaN ``points`` and ``INVALID_ID`` ids. Of
+    ///     equidistant primitives, the one with the smallest ids is reported.
+    ///
+    /// Example::
+    ///
+    ///     >>> ans = scene.compute_closest_points(np.random.rand(1000, 3))
+    ///     >>> ans["points"].shape
+    ///     (1000, 3)
+    #[pyo3(signature = (query_points, nthreads=NThreads::ALL), text_signature = "($self, query_points, nthreads=0)")]
+    fn compute_closest_points<'py>(
+        &self,
+        py: Python<'py>,
+        query_points: &Bound<'py, PyAny>,
+        nthreads: NThreads,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        points::compute_closest_points(self, py, query_points, nthreads)
+    }
+
+    /// The distance from each query point to the surface (Open3D
+    /// ``RaycastingScene.compute_distance``): float32 shaped like ``query_points.shape[:-1]``;
+    /// NaN for a point that is not finite, ``inf`` in an empty scene.
+    #[pyo3(signature = (query_points, nthreads=NThreads::ALL), text_signature = "($self, query_points, nthreads=0)")]
+    fn compute_distance<'py>(
+        &self,
+        py: Python<'py>,
+        query_points: &Bound<'py, PyAny>,
+        nthreads: NThreads,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        points::compute_distance(self, py, query_points, nthreads)
+    }
+
+    /// The distance to the surface, negative inside (Open3D
+    /// ``RaycastingScene.compute_signed_distance``). ``method`` decides inside:
+    /// ``"parity"`` (default: the crossing parity of one ray, exact for closed meshes) or
+    /// ``"winding_number"`` (the generalized winding number above 1/2, for meshes with holes).
+    #[pyo3(
+        signature = (query_points, nthreads=NThreads::ALL, method="parity"),
+        text_signature = "($self, query_points, nthreads=0, method='parity')"
+    )]
+    fn compute_signed_distance<'py>(
+        &self,
+        py: Python<'py>,
+        query_points: &Bound<'py, PyAny>,
+        nthreads: NThreads,
+        method: &str,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        points::compute_signed_distance(self, py, query_points, nthreads, method)
+    }
+
+    /// 1.0 inside, 0.0 outside, float32 (Open3D ``RaycastingScene.compute_occupancy``);
+    /// ``method`` as for :meth:`compute_signed_distance`. A point that is not finite is outside.
+    #[pyo3(
+        signature = (query_points, nthreads=NThreads::ALL, method="parity"),
+        text_signature = "($self, query_points, nthreads=0, method='parity')"
+    )]
+    fn compute_occupancy<'py>(
+        &self,
+        py: Python<'py>,
+        query_points: &Bound<'py, PyAny>,
+        nthreads: NThreads,
+        method: &str,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+        points::compute_occupancy(self, py, query_points, nthreads, method)
+    }
+
+    /// trimesh-style: whether each of the ``(N, 3)`` points is inside (bool, like
+    /// ``trimesh.Trimesh.contains``); ``method`` as for :meth:`compute_signed_distance`.
+    #[pyo3(signature = (points, method="parity"))]
+    fn contains<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        method: &str,
+    ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+        points::contains(self, py, points, method)
+    }
+
+    /// trimesh-style ``proximity.closest_point``: for ``(N, 3)`` points, a tuple of the closest
+    /// surface points (``(N, 3)`` float64), their distances (float64) and the triangle ids
+    /// (int64, the primitive id within its geometry; ``-1`` and NaN for a point that is not
+    /// finite).
+    fn closest_point<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        points::closest_point(self, py, points)
     }
 
     /// trimesh-style: the index of the first triangle each ray hits, ``-1`` on a miss (int64, one

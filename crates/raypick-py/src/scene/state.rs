@@ -48,14 +48,20 @@ pub(super) struct Built {
 impl Built {
     #[inline]
     pub(super) fn geometry_id(&self, hit: &Hit) -> u32 {
-        match hit.instance {
+        self.geometry_id_of(hit.geom, hit.instance)
+    }
+
+    /// The Python geometry id of geometry `geom` reached through `instance`.
+    #[inline]
+    pub(super) fn geometry_id_of(&self, geom: u32, instance: Option<u32>) -> u32 {
+        match instance {
             Some(i) => self
                 .remap
                 .get(i as usize)
                 .copied()
                 .flatten()
-                .unwrap_or(hit.geom),
-            None => hit.geom,
+                .unwrap_or(geom),
+            None => geom,
         }
     }
 }

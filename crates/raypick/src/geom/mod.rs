@@ -10,6 +10,7 @@
 //! | [`aabb`] | [`Aabb`] and the robust slab test (Ize 2013) |
 //! | [`triangle`] | ray/triangle: watertight (default), Möller–Trumbore, plane + barycentric |
 //! | [`sphere`] | ray/sphere: quadratic (all crossings) and geometric (first crossing, intersects-only) |
+//! | [`closest`] | closest points: point–triangle (Ericson's Voronoi regions), point–sphere, point–box distance |
 //! | [`circle`] | the same two methods in 2-D, with [`circle::Ray2`] |
 //! | [`offset`] | spawning secondary rays without self-intersection (Wächter & Binder 2019) |
 //!
@@ -20,6 +21,7 @@
 
 pub mod aabb;
 pub mod circle;
+pub mod closest;
 pub mod offset;
 pub mod ray;
 pub mod sphere;

@@ -327,6 +327,7 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
         blocks: Vec::new(),
         bvh,
         parts: MeshParts::new(parts),
+        dipoles: std::sync::OnceLock::new(),
     };
     accel.store(&meshes, &ids);
     accel

@@ -1,5 +1,8 @@
 //! Scenes: triangle meshes, spheres and instances, and the queries on them — closest hit, any hit,
-//! all hits, crossing counts, batches.
+//! all hits, crossing counts, batches; and point queries: primitives near a point
+//! ([`Scene::point_query`]), closest point ([`Scene::closest_point`]), distance, inside/outside
+//! ([`Scene::contains`], by crossing parity or the generalized winding number of [`winding`]) and
+//! signed distance.
 //!
 //! Build a [`Scene`] with a [`SceneBuilder`] (geometries get ids 0, 1, 2, … in insertion order),
 //! then cast [`Ray`]s:
@@ -78,10 +81,12 @@ mod error;
 mod geometry;
 mod hit;
 mod passes;
+pub mod point;
 mod query;
 mod refit;
 pub mod shapes;
 mod traverse;
+pub mod winding;
 
 use std::ops::ControlFlow;
 
@@ -91,6 +96,7 @@ pub use builder::SceneBuilder;
 pub use error::BuildError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
+pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
 use crate::bvh::quantized::QuantizedBvh;
 use crate::bvh::wide::{Order, RayRun, Traverse, WideBvh, WideRay};
@@ -282,6 +288,9 @@ struct MeshAccel {
     blocks: Vec<Tri4>,
     bvh: MeshBvh,
     parts: MeshParts,
+    /// The winding-number dipoles of the tree's lanes, computed at the first winding query
+    /// ([`winding`]).
+    dipoles: std::sync::OnceLock<winding::Dipoles>,
 }
 
 impl MeshAccel {

@@ -56,6 +56,7 @@ impl Scene {
         accel.bvh.refit(&ids, &boxes);
         drop(boxes);
         accel.store(&self.mesh_parts_of(&accel), &ids);
+        accel.dipoles = std::sync::OnceLock::new();
         self.meshes = Some(accel);
         // The top level: new world boxes for every listed geometry (only this one changed, but the
         // list is short and the refit is one pass).

@@ -1,0 +1,720 @@
+//! Point queries: the primitives near a point ([`Scene::point_query`], a callback per candidate
+//! like Embree's `rtcPointQuery`), and on it the closest point ([`Scene::closest_point`]),
+//! distance, inside/outside ([`Scene::contains`]) and signed distance, one point or batches.
+//!
+//! ## The walk
+//! Nearest first, pruned by distance: each child box's squared distance to the query point
+//! ([`box_distance_squared`]) is compared with the callback's current radius, the children in
+//! reach are taken nearest first and the others deferred; a deferred box is dropped when the radius
+//! has shrunk below it. A box is pruned only when it is farther than the radius plus a margin that
+//! covers rounding (below), so a primitive at exactly the radius is still offered: the closest
+//! point breaks ties between equidistant primitives by the smallest
+//! `(top-level geometry id, geometry id, primitive id)`, as ray hits do, and the answer never
+//! depends on the tree or the number of threads.
+//!
+//! Candidates are offered in world space (the space of the scene queried): triangles with their
+//! three vertices, spheres with centre and radius. The query's box margins:
+//! - the meshes' tree is in its local frame (`v - c`, see the [scene docs](super)); the point is
+//!   moved once into it, which rounds by at most half an ulp of `|p| + |c|` per axis, so the radius
+//!   is padded by `2⁻²⁰·(|p|∞ + |c|∞)` (8 ulps of margin) when it prunes;
+//! - boxes inside an instance are moved to world space by transforming their eight corners
+//!   ([`transform_box`]) and padded by [`pad_box`] (`2⁻²⁰` of their magnitude), which covers the
+//!   rounding of the transform.
+//!
+//! ## Instances: exact world distances
+//! An [`Instance`](super::Instance) may scale non-uniformly or mirror, and then distances in its
+//! object space are not world distances. The walk does not move the point into object space:
+//! it moves each box of the placed scene to world space (a conservative box of the transformed
+//! corners, so pruning never drops a primitive in reach), and offers each candidate triangle with
+//! its vertices transformed to world space, so the closest point on it is computed in world
+//! space by the exact kernel: the answer is the same as for a pre-transformed copy of the mesh,
+//! up to the rounding of the vertex transform (a few ulps of the coordinates). A sphere set placed
+//! by a similarity (rotation, mirroring, uniform scale, translation) is offered as world spheres;
+//! under a non-uniform scale a sphere becomes an ellipsoid, which point queries do not offer.
+//!
+//! ## Inside, outside and the sign
+//! [`InsideMethod::Parity`] (the default) casts one ray from the point and counts its crossings
+//! with the half-open edge rule ([`Scene::count_intersections`]): exact for closed, consistently
+//! wound meshes and spheres, whatever edges and vertices the ray passes through. The direction is
+//! fixed and generic (not in an axis plane), so a ray does not run inside the flat faces of
+//! axis-aligned models. [`InsideMethod::WindingNumber`] uses the generalized winding number
+//! (see [`super::winding`]), which answers sensibly for meshes with holes and
+//! self-intersections. Signed distances are negative inside (Open3D's convention).
+//!
+//! ## Bad input
+//! A point with a NaN or infinite coordinate has no closest point (`None`, distances NaN) and is
+//! outside. A scene without primitives answers `None` and an infinite distance.
+
+use std::ops::ControlFlow;
+
+use glam::{Affine3A, Vec3};
+
+use super::geometry::transform_box;
+use super::{pad_box, Accel, Geometry, MeshAccel, MeshBvh, Scene, Spheres, SpheresAccel, TopItem};
+use crate::bvh::wide::{NodeLayout, WideTree};
+use crate::bvh::{Bvh, MAX_DEPTH};
+use crate::geom::closest::{box_distance_squared, closest_on_sphere, closest_on_triangle};
+use crate::simd::LANES;
+use crate::{Aabb, Ray};
+
+/// A primitive offered to a [`Scene::point_query`] callback, in world space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PointPrim {
+    /// A triangle's vertices `v0, v1, v2` (after the instance's transform, so a mirroring instance
+    /// reverses the winding as it does for rays).
+    Triangle([Vec3; 3]),
+    /// A sphere.
+    Sphere {
+        /// Its centre.
+        center: Vec3,
+        /// Its radius.
+        radius: f32,
+    },
+}
+
+/// A primitive near the query point ([`Scene::point_query`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointCandidate {
+    /// The primitive in world space.
+    pub prim_shape: PointPrim,
+    /// Primitive index in its geometry.
+    pub prim: u32,
+    /// Geometry id (in the instanced scene for instanced primitives).
+    pub geom: u32,
+    /// The instance's id in the queried scene, for instanced primitives.
+    pub instance: Option<u32>,
+}
+
+impl PointCandidate {
+    /// The tie-break key: (top-level geometry id, geometry id, primitive id).
+    #[inline]
+    pub fn key(&self) -> (u32, u32, u32) {
+        (self.instance.unwrap_or(self.geom), self.geom, self.prim)
+    }
+}
+
+/// The closest point of a scene to a query point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosestPoint {
+    /// The point on the surface, world space.
+    pub point: Vec3,
+    /// Its distance to the query point.
+    pub distance: f32,
+    /// Barycentric weight of `v1` (triangles; 0 for spheres).
+    pub u: f32,
+    /// Barycentric weight of `v2` (triangles; 0 for spheres).
+    pub v: f32,
+    /// Unit geometric normal: the world winding normal `(v1-v0)×(v2-v0)` of a triangle, outwards
+    /// for a sphere.
+    pub normal: Vec3,
+    /// Primitive index.
+    pub prim: u32,
+    /// Geometry id (in the instanced scene for instanced primitives).
+    pub geom: u32,
+    /// Instance id, for instanced primitives.
+    pub instance: Option<u32>,
+}
+
+/// How [`Scene::contains`] decides inside from outside.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InsideMethod {
+    /// Crossing parity of one ray (half-open edges): exact for closed meshes and spheres, and the
+    /// fastest. The default.
+    #[default]
+    Parity,
+    /// The generalized winding number above ½ (Jacobson et al. 2013), with the hierarchical
+    /// approximation of Barill et al. 2018 ([`super::winding`]): for meshes that are not closed.
+    WindingNumber,
+}
+
+/// The parity ray's direction: unit, with no zero component and no two equal ones, so it runs in
+/// no axis plane and along no face diagonal of an axis-aligned model.
+const PARITY_DIR: Vec3 = Vec3::new(0.538_516_5, 0.620_174_4, 0.570_395_8);
+
+/// Relative pad of the radius against the rounding of the point's move into the meshes' frame
+/// (see the module docs).
+const FRAME_PAD: f32 = 1.0 / (1 << 20) as f32;
+
+/// Where a walk's boxes and primitives are: moved to world space by adding the frame origin (the
+/// scene's own meshes) or by an instance's transform.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Shift(Vec3),
+    Affine(Affine3A),
+}
+
+impl Place {
+    #[inline(always)]
+    fn point(&self, p: Vec3) -> Vec3 {
+        match self {
+            Place::Shift(o) => p + *o,
+            Place::Affine(m) => m.transform_point3(p),
+        }
+    }
+}
+
+/// The state of one point query: the point, the shrinking radius and the callback.
+struct Query<F> {
+    point: Vec3,
+    radius: f32,
+    f: F,
+}
+
+impl<F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>> Query<F> {
+    /// Whether a box at squared distance `d2` (with an absolute rounding `margin`) may hold a
+    /// primitive in reach.
+    #[inline(always)]
+    fn reaches(&self, d2: f32, margin: f32) -> bool {
+        let r = self.radius + margin;
+        d2 <= r * r
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, c: PointCandidate) -> ControlFlow<()> {
+        (self.f)(&c, &mut self.radius)
+    }
+}
+
+/// Whether a point query walks the trees or offers every primitive (the reference).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Bvh,
+    BruteForce,
+}
+
+impl Scene {
+    /// Offers `callback` every primitive within `radius` of `point` (and possibly some farther
+    /// ones), nearest boxes first; the callback may shrink the radius (its second argument) to
+    /// prune the rest of the walk, and return `Break` to stop. Like Embree's `rtcPointQuery`; the
+    /// closest-point query is built on it. A `radius` of `f32::INFINITY` reaches everything. A point
+    /// with a NaN or infinite coordinate, or a NaN or negative radius, reaches nothing.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use raypick::{glam::Vec3, SceneBuilder, Spheres};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_spheres(Spheres::new(vec![Vec3::ZERO, Vec3::X * 10.0], vec![1.0, 1.0]));
+    /// let scene = b.build().unwrap();
+    /// let mut near = Vec::new();
+    /// scene.point_query(Vec3::new(0.0, 2.0, 0.0), 3.0, |c, _radius| {
+    ///     near.push(c.prim);
+    ///     ControlFlow::Continue(())
+    /// });
+    /// assert_eq!(near, [0]);
+    /// ```
+    pub fn point_query<F>(&self, point: Vec3, radius: f32, callback: F)
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        self.point_walk(point, radius, callback, Mode::Bvh);
+    }
+
+    fn point_walk<F>(&self, point: Vec3, radius: f32, callback: F, mode: Mode)
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        if !point.is_finite() || radius.is_nan() || radius < 0.0 {
+            return;
+        }
+        let mut q = Query {
+            point,
+            radius,
+            f: callback,
+        };
+        let _ = self.walk_scene(&mut q, None, None, mode);
+    }
+
+    /// The closest point of the scene to `point` (see the [module docs](self) for ties, instances
+    /// and bad input); `None` for an empty scene or a point that is not finite.
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, SceneBuilder, TriMesh};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_mesh(TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]));
+    /// let scene = b.build().unwrap();
+    /// let c = scene.closest_point(Vec3::new(0.25, 0.5, 2.0)).unwrap();
+    /// assert_eq!((c.point, c.distance, c.prim), (Vec3::new(0.25, 0.5, 0.0), 2.0, 0));
+    /// assert_eq!((c.u, c.v, c.normal), (0.25, 0.5, Vec3::Z));
+    /// ```
+    pub fn closest_point(&self, point: Vec3) -> Option<ClosestPoint> {
+        self.closest_point_within(point, f32::INFINITY)
+    }
+
+    /// [`Scene::closest_point`] among the primitives within `radius` of `point`.
+    pub fn closest_point_within(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
+        self.closest_in(point, radius, Mode::Bvh)
+    }
+
+    /// [`Scene::closest_point_within`] by testing every primitive: the reference the tests hold
+    /// the tree walk to (same kernel, no pruning).
+    pub fn closest_point_brute_force(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
+        self.closest_in(point, radius, Mode::BruteForce)
+    }
+
+    fn closest_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
+        let mut best: Option<(f32, (u32, u32, u32), ClosestPoint)> = None;
+        let limit2 = radius * radius;
+        self.point_walk(
+            point,
+            radius,
+            |c, radius| {
+                // The squared distance a candidate must not exceed: the best so far (equal ones
+                // go to the tie-break), or the caller's limit.
+                let bound2 = best.as_ref().map_or(limit2, |b| b.0);
+                let (on, u, v) = match c.prim_shape {
+                    PointPrim::Triangle([a, b, cc]) => {
+                        // The triangle's box first: a few min/max against the exact kernel's
+                        // dozens of operations, and most candidates of a leaf fail it. Its
+                        // distance is a lower bound of the triangle's; the relative slack of
+                        // 2⁻¹⁰ is far above the rounding of either, so a candidate that could
+                        // tie is never dropped, whatever the order of the walk.
+                        let d2_box =
+                            box_distance_squared(point, a.min(b).min(cc), a.max(b).max(cc));
+                        if d2_box > bound2 * (1.0 + 1.0 / 1024.0) {
+                            return ControlFlow::Continue(());
+                        }
+                        let t = closest_on_triangle(point, a, b, cc);
+                        (t.point, t.u, t.v)
+                    }
+                    PointPrim::Sphere { center, radius } => {
+                        (closest_on_sphere(point, center, radius), 0.0, 0.0)
+                    }
+                };
+                let d2 = (point - on).length_squared();
+                // Against the caller's limit or the best so far, not the shrunk radius: the radius
+                // is rounded from the best squared distance, and an equidistant candidate must
+                // still reach the tie-break.
+                if d2 > bound2 || d2.is_nan() {
+                    return ControlFlow::Continue(());
+                }
+                let key = c.key();
+                let better = match &best {
+                    None => true,
+                    Some((bd2, bkey, _)) => d2 < *bd2 || (d2 == *bd2 && key < *bkey),
+                };
+                if better {
+                    let normal = match c.prim_shape {
+                        PointPrim::Triangle([a, b, cc]) => {
+                            (b - a).cross(cc - a).normalize_or_zero()
+                        }
+                        PointPrim::Sphere { center, .. } => (on - center).normalize_or_zero(),
+                    };
+                    best = Some((
+                        d2,
+                        key,
+                        ClosestPoint {
+                            point: on,
+                            distance: d2.sqrt(),
+                            u,
+                            v,
+                            normal,
+                            prim: c.prim,
+                            geom: c.geom,
+                            instance: c.instance,
+                        },
+                    ));
+                    *radius = radius.min(d2.sqrt());
+                }
+                ControlFlow::Continue(())
+            },
+            mode,
+        );
+        best.map(|(_, _, c)| c)
+    }
+
+    /// The distance from `point` to the scene's surface: `+∞` for an empty scene, NaN for a point
+    /// that is not finite.
+    pub fn distance(&self, point: Vec3) -> f32 {
+        if !point.is_finite() {
+            return f32::NAN;
+        }
+        self.closest_point(point)
+            .map_or(f32::INFINITY, |c| c.distance)
+    }
+
+    /// Whether `point` is inside the scene's closed surfaces, decided by `method`. A point that
+    /// is not finite is outside; a point exactly on the surface may be either.
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, scene::shapes::cuboid, InsideMethod, SceneBuilder};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_mesh(cuboid(Vec3::ONE));
+    /// let scene = b.build().unwrap();
+    /// assert!(scene.contains(Vec3::new(0.5, 0.0, 0.0), InsideMethod::Parity));
+    /// assert!(!scene.contains(Vec3::new(1.5, 0.0, 0.0), InsideMethod::WindingNumber));
+    /// ```
+    pub fn contains(&self, point: Vec3, method: InsideMethod) -> bool {
+        if !point.is_finite() {
+            return false;
+        }
+        match method {
+            InsideMethod::Parity => self.count_intersections(&Ray::new(point, PARITY_DIR)) % 2 == 1,
+            InsideMethod::WindingNumber => self.winding_number(point) > 0.5,
+        }
+    }
+
+    /// The distance to the surface, negative inside ([`Scene::contains`] with `method`); NaN for
+    /// a point that is not finite, `+∞` for an empty scene.
+    pub fn signed_distance(&self, point: Vec3, method: InsideMethod) -> f32 {
+        let d = self.distance(point);
+        if d.is_finite() && self.contains(point, method) {
+            -d
+        } else {
+            d
+        }
+    }
+
+    /// [`Scene::closest_point`] for every point, on all cores (feature `parallel`); the same
+    /// answers for any number of threads (each point is answered on its own).
+    pub fn closest_points(&self, points: &[Vec3]) -> Vec<Option<ClosestPoint>> {
+        let mut out = vec![None; points.len()];
+        for_each_point(points, &mut out, |p| self.closest_point(p));
+        out
+    }
+
+    /// [`Scene::signed_distance`] for every point, on all cores.
+    pub fn signed_distances(&self, points: &[Vec3], method: InsideMethod) -> Vec<f32> {
+        let mut out = vec![0.0; points.len()];
+        for_each_point(points, &mut out, |p| self.signed_distance(p, method));
+        out
+    }
+
+    /// [`Scene::contains`] for every point, on all cores.
+    pub fn contains_batch(&self, points: &[Vec3], method: InsideMethod) -> Vec<bool> {
+        let mut out = vec![false; points.len()];
+        for_each_point(points, &mut out, |p| self.contains(p, method));
+        out
+    }
+
+    /// Walks this scene, placed in world space by `world_from_scene` (`None`: the scene is the
+    /// world), its primitives reported under `instance`.
+    fn walk_scene<F>(
+        &self,
+        q: &mut Query<F>,
+        world_from_scene: Option<&Affine3A>,
+        instance: Option<u32>,
+        mode: Mode,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        if mode == Mode::BruteForce {
+            if let Some(m) = &self.meshes {
+                m.walk(q, world_from_scene, instance, mode)?;
+            }
+            for id in 0..self.geometries.len() {
+                self.walk_geometry(id, q, world_from_scene, instance, mode)?;
+            }
+            return ControlFlow::Continue(());
+        }
+        let top = &self.top;
+        let top_items = &self.top_items;
+        let point = q.point;
+        walk_binary(
+            top,
+            |b| world_box_d2(point, world_from_scene, b),
+            q,
+            |q, i| match top_items[top.prim_ids()[i] as usize] {
+                TopItem::Meshes => match &self.meshes {
+                    Some(m) => m.walk(q, world_from_scene, instance, mode),
+                    None => ControlFlow::Continue(()),
+                },
+                TopItem::Geometry(id) => {
+                    self.walk_geometry(id as usize, q, world_from_scene, instance, mode)
+                }
+            },
+        )
+    }
+
+    fn walk_geometry<F>(
+        &self,
+        id: usize,
+        q: &mut Query<F>,
+        world_from_scene: Option<&Affine3A>,
+        instance: Option<u32>,
+        mode: Mode,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        match (&self.geometries[id], &self.accels[id]) {
+            (Geometry::Spheres(s), Accel::Spheres(a)) => {
+                a.walk(s, id as u32, q, world_from_scene, instance, mode)
+            }
+            (Geometry::Instance(inst), Accel::Instance(_)) => {
+                let world_from_object = match world_from_scene {
+                    Some(m) => *m * inst.world_from_object(),
+                    None => inst.world_from_object(),
+                };
+                inst.scene
+                    .walk_scene(q, Some(&world_from_object), Some(id as u32), mode)
+            }
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
+/// Answers `points[i]` into `out[i]`, in chunks on all cores (feature `parallel`).
+fn for_each_point<T: Send>(points: &[Vec3], out: &mut [T], answer: impl Fn(Vec3) -> T + Sync) {
+    const CHUNK: usize = 1024;
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(CHUNK)
+            .zip(points.par_chunks(CHUNK))
+            .for_each(|(out, points)| {
+                for (o, &p) in out.iter_mut().zip(points) {
+                    *o = answer(p);
+                }
+            });
+    }
+    #[cfg(not(feature = "parallel"))]
+    for (o, &p) in out.iter_mut().zip(points) {
+        *o = answer(p);
+    }
+}
+
+/// The squared distance from `point_world` to box `b` of a scene placed by `world_from_scene`,
+/// and the margin that covers its rounding.
+#[inline(always)]
+fn world_box_d2(point_world: Vec3, world_from_scene: Option<&Affine3A>, b: Aabb) -> (f32, f32) {
+    let b = match world_from_scene {
+        Some(m) => pad_box(transform_box(m, &b)),
+        None => b,
+    };
+    (box_distance_squared(point_world, b.min, b.max), 0.0)
+}
+
+/// The nearest-first walk of a binary BVH: `box_d2(b)` gives a box's squared distance and
+/// margin, `leaf(q, position)` answers each primitive position of a reached leaf.
+fn walk_binary<F>(
+    bvh: &Bvh,
+    box_d2: impl Fn(Aabb) -> (f32, f32),
+    q: &mut Query<F>,
+    mut leaf: impl FnMut(&mut Query<F>, usize) -> ControlFlow<()>,
+) -> ControlFlow<()>
+where
+    F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+{
+    let nodes = bvh.nodes();
+    if nodes.is_empty() {
+        return ControlFlow::Continue(());
+    }
+    let (d2, m) = box_d2(nodes[0].bounds());
+    if !q.reaches(d2, m) {
+        return ControlFlow::Continue(());
+    }
+    let mut stack = arrayvec::ArrayVec::<(f32, f32, usize), MAX_DEPTH>::new();
+    stack.push((d2, m, 0));
+    while let Some((d2, m, i)) = stack.pop() {
+        if !q.reaches(d2, m) {
+            continue;
+        }
+        let node = &nodes[i];
+        if node.is_leaf() {
+            for pos in node.prim_range() {
+                leaf(q, pos)?;
+            }
+            continue;
+        }
+        let (l, r) = (i + 1, node.right_child());
+        let (dl, ml) = box_d2(nodes[l].bounds());
+        let (dr, mr) = box_d2(nodes[r].bounds());
+        // Push the farther child first, so the nearer is walked first.
+        let (near, far) = if dl <= dr {
+            ((dl, ml, l), (dr, mr, r))
+        } else {
+            ((dr, mr, r), (dl, ml, l))
+        };
+        for e in [far, near] {
+            if q.reaches(e.0, e.1) {
+                stack.push(e);
+            }
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+impl SpheresAccel {
+    fn walk<F>(
+        &self,
+        spheres: &Spheres,
+        geom: u32,
+        q: &mut Query<F>,
+        world_from_scene: Option<&Affine3A>,
+        instance: Option<u32>,
+        mode: Mode,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        // Under an instance, spheres stay spheres only under a similarity.
+        let scale = match world_from_scene {
+            None => 1.0,
+            Some(m) => match similarity_scale(m) {
+                Some(s) => s,
+                None => return ControlFlow::Continue(()),
+            },
+        };
+        let offer = |q: &mut Query<F>, prim: u32| {
+            let center = spheres.centers[prim as usize];
+            let center = world_from_scene.map_or(center, |m| m.transform_point3(center));
+            q.offer(PointCandidate {
+                prim_shape: PointPrim::Sphere {
+                    center,
+                    radius: spheres.radii[prim as usize] * scale,
+                },
+                prim,
+                geom,
+                instance,
+            })
+        };
+        match mode {
+            Mode::BruteForce => {
+                for prim in 0..spheres.len() as u32 {
+                    offer(q, prim)?;
+                }
+                ControlFlow::Continue(())
+            }
+            Mode::Bvh => {
+                let ids = self.bvh.prim_ids();
+                let point = q.point;
+                walk_binary(
+                    &self.bvh,
+                    |b| world_box_d2(point, world_from_scene, b),
+                    q,
+                    |q, pos| offer(q, ids[pos]),
+                )
+            }
+        }
+    }
+}
+
+/// The scale of `m` when its linear part is a similarity (orthogonal columns of equal length, to
+/// `2⁻¹⁶` relative: a transform composed in `f32` from a rotation and a uniform scale), else `None`.
+fn similarity_scale(m: &Affine3A) -> Option<f32> {
+    let c = [m.matrix3.x_axis, m.matrix3.y_axis, m.matrix3.z_axis];
+    let l2 = c.map(|a| a.length_squared());
+    let tol = l2[0] * (1.0 / 65536.0);
+    let equal = (l2[1] - l2[0]).abs() <= tol && (l2[2] - l2[0]).abs() <= tol;
+    let orthogonal =
+        c[0].dot(c[1]).abs() <= tol && c[0].dot(c[2]).abs() <= tol && c[1].dot(c[2]).abs() <= tol;
+    (equal && orthogonal && l2[0] > 0.0).then(|| l2[0].sqrt())
+}
+
+impl MeshAccel {
+    fn walk<F>(
+        &self,
+        q: &mut Query<F>,
+        world_from_scene: Option<&Affine3A>,
+        instance: Option<u32>,
+        mode: Mode,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    {
+        let place = match world_from_scene {
+            None => Place::Shift(self.offset),
+            Some(m) => Place::Affine(*m * Affine3A::from_translation(self.offset)),
+        };
+        let offer = |q: &mut Query<F>, slot: usize| {
+            let id = self.blocks[slot / LANES].ids[slot % LANES];
+            if id == MeshBvh::PADDING {
+                return ControlFlow::Continue(());
+            }
+            let [v0, v1, v2] = self.tri(slot);
+            // Zero-area triangles are stored collapsed onto a vertex: no surface, as for rays.
+            if v0 == v1 && v1 == v2 {
+                return ControlFlow::Continue(());
+            }
+            let (geom, prim) = self.parts.locate(id);
+            q.offer(PointCandidate {
+                prim_shape: PointPrim::Triangle([v0, v1, v2].map(|v| place.point(v))),
+                prim,
+                geom,
+                instance,
+            })
+        };
+        match mode {
+            Mode::BruteForce => {
+                for slot in 0..self.blocks.len() * LANES {
+                    offer(q, slot)?;
+                }
+                ControlFlow::Continue(())
+            }
+            Mode::Bvh => match &self.bvh {
+                MeshBvh::Wide(t) => walk_wide(t, place, q, offer),
+                MeshBvh::Quantized(t) => walk_wide(t, place, q, offer),
+            },
+        }
+    }
+}
+
+/// The nearest-first walk of a mesh's wide tree, in the meshes' local frame placed by `place`.
+fn walk_wide<N: NodeLayout, F>(
+    tree: &WideTree<N>,
+    place: Place,
+    q: &mut Query<F>,
+    mut offer: impl FnMut(&mut Query<F>, usize) -> ControlFlow<()>,
+) -> ControlFlow<()>
+where
+    F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+{
+    let nodes = tree.nodes();
+    if nodes.is_empty() {
+        return ControlFlow::Continue(());
+    }
+    // The point in the local frame and the margin of that move (module docs), or world boxes.
+    let point = q.point;
+    let (point_local, frame_margin) = match place {
+        Place::Shift(o) => (
+            point - o,
+            (point.abs().max_element() + o.abs().max_element()) * FRAME_PAD,
+        ),
+        Place::Affine(_) => (q.point, 0.0),
+    };
+    let lane_d2 = |node: &N, lane: usize| -> (f32, f32) {
+        let b = node.child_bounds(lane);
+        match place {
+            Place::Shift(_) => (
+                box_distance_squared(point_local, b.min, b.max),
+                frame_margin,
+            ),
+            Place::Affine(m) => {
+                let b = pad_box(transform_box(&m, &b));
+                (box_distance_squared(point, b.min, b.max), 0.0)
+            }
+        }
+    };
+    // A wide tree is at most as deep as its binary tree; each level defers at most WIDTH - 1.
+    let mut stack: Vec<(f32, f32, crate::bvh::wide::Child)> = Vec::with_capacity(64);
+    stack.push((0.0, 0.0, crate::bvh::wide::Child::node(0)));
+    let mut lanes: arrayvec::ArrayVec<(f32, f32, crate::bvh::wide::Child), 8> =
+        arrayvec::ArrayVec::new();
+    while let Some((d2, m, child)) = stack.pop() {
+        if !q.reaches(d2, m) {
+            continue;
+        }
+        if child.is_leaf() {
+            for slot in child.range() {
+                offer(q, slot)?;
+            }
+            continue;
+        }
+        let node = &nodes[child.index as usize];
+        lanes.clear();
+        for lane in 0..N::WIDTH.min(8) {
+            if !node.holds(lane) {
+                continue;
+            }
+            let (d2, m) = lane_d2(node, lane);
+            if q.reaches(d2, m) {
+                lanes.push((d2, m, node.child(lane)));
+            }
+        }
+        // Farthest first onto the stack, so the nearest is popped next.
+        lanes.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        stack.extend(lanes.iter().copied());
+    }
+    ControlFlow::Continue(())
+}
