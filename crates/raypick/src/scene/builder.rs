@@ -313,11 +313,7 @@ fn check_spheres(id: u32, g: &Geometry, s: &Spheres) -> Result<(), BuildError> {
 pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConfig) -> MeshAccel {
     let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
     let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
-    let offset = if bounds.is_empty() {
-        Vec3::ZERO
-    } else {
-        bounds.center()
-    };
+    let offset = super::frame_origin(&bounds);
     let (boxes, centroids) = mesh_local_boxes(&meshes, offset);
     let mut bvh = MeshBvh::build(&boxes, &centroids, config);
     drop((boxes, centroids));

@@ -43,11 +43,7 @@ impl Scene {
         let Some(accel) = &self.meshes else {
             return Err(BuildError::NotAMesh { geom });
         };
-        let offset = if bounds.is_empty() {
-            Vec3::ZERO
-        } else {
-            bounds.center()
-        };
+        let offset = super::frame_origin(&bounds);
         let (boxes, _) = mesh_local_boxes(&meshes, offset);
         let ids = accel.prim_ids();
         drop(meshes);
