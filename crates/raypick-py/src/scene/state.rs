@@ -239,7 +239,9 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!((built.geometry_id(&all[0]), all[0].instance), (0, None));
         assert_eq!((built.geometry_id(&all[1]), all[1].instance), (0, Some(1)));
-        assert_eq!(all[1].t, 3.0);
+        // The watertight kernel's t is within a few ulps of the exact 3 (its error bound scales
+        // with the distance, Woop et al. 2013, section 4).
+        assert!((all[1].t - 3.0).abs() <= 4.0 * f32::EPSILON * 3.0, "t = {}", all[1].t);
     }
 
     #[test]

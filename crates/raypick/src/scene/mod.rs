@@ -37,13 +37,14 @@
 //! point maps back with `world_from_object`, the normal with the inverse transpose, normalized.
 //!
 //! ## Precision far from the origin
-//! The meshes are stored relative to the centre `c` of their common bounding box: the builder keeps
-//! `v_local = v - c` in `f32` (exact by Sterbenz's lemma for any coordinate within a factor 2 of the
-//! centre's, so a model around 1e6 loses nothing), and their BVH is built in that frame. A query
-//! subtracts `c` from the ray origin once per ray; the watertight kernel then works with small
-//! coordinates, so a mesh at 1e5..1e6 is hit with the same `t`, triangle and barycentrics as the same
-//! mesh at the origin. The hit point is rebuilt as `c + (1 - u - v)·v0 + u·v1 + v·v2` from the local
-//! vertices: its error is a few ulps of the coordinates, not of the ray length. Spheres are tested with the
+//! The meshes are stored relative to a frame origin `c` ([`frame_origin`]: per axis 0 near the
+//! world origin, else the centre of their common box rounded to the ulp of its largest
+//! coordinate), for which `v_local = v - c` is exact in `f32` for every point of the box; their BVH
+//! is built in that frame. A query subtracts `c` from the ray origin once per ray (exactly, for an
+//! origin inside the box); the watertight kernel then works with small coordinates, so a mesh at
+//! 1e5..1e6 is hit with the same `t`, triangle and barycentrics as the same mesh at the origin. The
+//! hit point is rebuilt as `c + (v0 + u·(v1 - v0) + v·(v2 - v0))` from the local vertices: its
+//! error is a few ulps of the coordinates, not of the ray length. Spheres are tested with the
 //! quadratic kernel ([`crate::geom::sphere::sphere_quadratic`]), which forms `origin - centre` once and
 //! avoids the discriminant's cancellation, with the same property.
 //!
