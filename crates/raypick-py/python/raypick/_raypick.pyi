@@ -90,7 +90,9 @@ class Scene:
     @property
     def num_geometries(self) -> int: ...
     @property
-    def num_triangles(self) -> int: ...
+    def num_triangles(self) -> int:
+        """Triangles stored: the scene's meshes and those of the scenes its instances place, each
+        placed scene counted once."""
     def __len__(self) -> int: ...
     def geometry_name(self, geometry_id: int) -> Optional[str]: ...
     def geometry_kind(self, geometry_id: int) -> str:
@@ -189,8 +191,9 @@ def load(
     A glTF buffer uri must resolve (after percent-decoding, ``..`` and symbolic links) to a regular
     file inside the model's folder unless ``allow_outside_refs`` (for trusted files); at most
     ``byteLength`` bytes are read from it. ``max_bytes`` (default 1 GiB: the model and the files it
-    refers to) and ``max_triangles`` (default 67,108,864) bound the load. Raises ValueError naming
-    the file, the place and the reason. A glTF node whose mesh no other node uses is baked into
+    refers to) and ``max_triangles`` (default 67,108,864) bound the load. Raises FileNotFoundError,
+    PermissionError or OSError when the file system fails, ValueError for bad content (naming
+    the file, the place and the reason). A glTF node whose mesh no other node uses is baked into
     world space (faster to cast; its hits carry the node's id in ``geometry_ids`` and no
     instance) unless ``keep_instances``."""
 

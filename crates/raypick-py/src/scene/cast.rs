@@ -8,18 +8,23 @@ use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
-use raypick::{Hit, QueryOptions, Ray};
+use raypick::{Hit, Ray};
 
+use super::options::{Given, QueryArgs};
 use super::state::Built;
 use super::{PyScene, INVALID_ID};
 use crate::arrays::{pooled, put, read_floats, read_rows, to_numpy, value, Floats};
 use crate::threads::{self, NThreads};
 
-/// Rays from an `(..., 6)` array: origin, direction, `t ∈ [t_min, t_max]`.
-pub(super) fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
+/// Rays from an `(..., 6)` array: origin, direction, ray `i` over `args.span(i)`.
+pub(super) fn rays_from(f: &Floats, args: &QueryArgs) -> Vec<Ray> {
     f.data
         .chunks_exact(6)
-        .map(|c| ray_at(c, t_min, t_max))
+        .enumerate()
+        .map(|(i, c)| {
+            let (t_min, t_max) = args.span(i);
+            ray_at(c, t_min, t_max)
+        })
         .collect()
 }
 
@@ -91,7 +96,8 @@ impl CastOut<'_> {
     /// cast). Rays are independent, so the result does not depend on the number of threads.
     /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
     /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
-    fn cast(self, built: &Built, floats: &[AtomicU32]) {
+    fn cast(self, built: &Built, floats: &[AtomicU32], args: &QueryArgs) {
+        let opts = args.options();
         use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
         self.t_hit
@@ -102,21 +108,19 @@ impl CastOut<'_> {
             .zip(self.primitive_normals.par_chunks_mut(3 * CHUNK))
             .zip(self.instance_ids.par_chunks_mut(CHUNK))
             .zip(floats.par_chunks(6 * CHUNK))
+            .enumerate()
             .for_each_init(
                 || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
-                |(rays, hits), ((((((t, geom), prim), uv), normal), inst), floats)| {
+                |(rays, hits), (chunk, ((((((t, geom), prim), uv), normal), inst), floats))| {
                     // One chunk at a time through the engine's batch walk (packets of coherent rays),
                     // into buffers each worker keeps.
                     rays.clear();
-                    rays.extend(
-                        floats
-                            .chunks_exact(6)
-                            .map(|c| ray_of(c, 0.0, f32::INFINITY)),
-                    );
+                    rays.extend(floats.chunks_exact(6).enumerate().map(|(k, c)| {
+                        let (t_min, t_max) = args.span(chunk * CHUNK + k);
+                        ray_of(c, t_min, t_max)
+                    }));
                     let hits = &mut hits[..rays.len()];
-                    built
-                        .scene
-                        .intersect_into(rays, &QueryOptions::default(), hits);
+                    built.scene.intersect_into(rays, &opts, hits);
                     // The columns zipped row by row: no index, so no bounds check per element.
                     // Every column's chunk holds this chunk's rays (the same `CHUNK` per row).
                     debug_assert!(t.len() == hits.len() && normal.len() == 3 * hits.len());
@@ -159,10 +163,12 @@ pub(super) fn cast_rays<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
     let f = read_rows(rays, "rays", 6)?;
+    let args = given.read(f.values().len() / 6)?;
     let values = f.values();
     let lead = &f.lead;
     let t_hit = pooled::<f32>(py, lead, &[])?;
@@ -186,7 +192,7 @@ pub(super) fn cast_rays<'py>(
             primitive_normals: n.as_slice_mut()?,
             instance_ids: i.as_slice_mut()?,
         };
-        py.detach(|| threads::run(nthreads, || out.cast(&built, values)))?;
+        py.detach(|| threads::run(nthreads, || out.cast(&built, values, &args)))?;
     }
     let d = PyDict::new(py);
     d.set_item("t_hit", t_hit)?;
@@ -202,12 +208,13 @@ pub(super) fn test_occlusions<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
-    tnear: f32,
-    tfar: f32,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
     let built = scene.built(py)?;
     let f = read_rows(rays, "rays", 6)?;
+    let args = given.read(f.values().len() / 6)?;
+    let opts = args.options();
     let values = f.values();
     let out = py.detach(|| {
         threads::run(nthreads, || {
@@ -217,16 +224,18 @@ pub(super) fn test_occlusions<'py>(
             let mut out = vec![false; values.len() / 6];
             out.par_chunks_mut(RAY_CHUNK)
                 .zip(values.par_chunks(6 * RAY_CHUNK))
+                .enumerate()
                 .for_each_init(
                     || Vec::with_capacity(RAY_CHUNK),
-                    |rays, (out, floats)| {
+                    |rays, (chunk, (out, floats))| {
                         // One chunk at a time through the engine's batch walk (packets of
                         // coherent rays).
                         rays.clear();
-                        rays.extend(floats.chunks_exact(6).map(|c| ray_of(c, tnear, tfar)));
-                        built
-                            .scene
-                            .occluded_into(rays, &QueryOptions::default(), out);
+                        rays.extend(floats.chunks_exact(6).enumerate().map(|(k, c)| {
+                            let (t_min, t_max) = args.span(chunk * RAY_CHUNK + k);
+                            ray_of(c, t_min, t_max)
+                        }));
+                        built.scene.occluded_into(rays, &opts, out);
                     },
                 );
             out
@@ -239,16 +248,22 @@ pub(super) fn count_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
     let built = scene.built(py)?;
     let f = read_floats(rays, "rays", 6, None)?;
-    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
     let out: Vec<i32> = py.detach(|| {
         threads::run(nthreads, || {
             rays.par_iter()
                 .with_min_len(64)
-                .map(|r| i32::try_from(built.scene.count_intersections(r)).unwrap_or(i32::MAX))
+                .map(|r| {
+                    let n = built.scene.count_intersections_with(r, &opts);
+                    i32::try_from(n).unwrap_or(i32::MAX)
+                })
                 .collect()
         })
     })?;
@@ -259,17 +274,20 @@ pub(super) fn list_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
     let f = read_floats(rays, "rays", 6, None)?;
-    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
     let (splits, ray_ids, cols) = py.detach(|| {
         threads::run(nthreads, || {
             let all: Vec<Vec<Hit>> = rays
                 .par_iter()
                 .with_min_len(64)
-                .map(|r| built.scene.intersect_all(r))
+                .map(|r| built.scene.intersect_all_with(r, &opts))
                 .collect();
             let total = all.iter().map(Vec::len).sum();
             let mut splits = Vec::with_capacity(all.len() + 1);

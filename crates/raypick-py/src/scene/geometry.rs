@@ -6,9 +6,9 @@ use std::sync::Arc;
 use glam::{Affine3A, Mat4, Vec3};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use raypick::{Spheres, TriMesh};
+use raypick::{Geometry, Spheres, TriMesh};
 
-use super::state::{build_rust_scene, Entry, InstanceEntry, Source};
+use super::state::{build, build_rust_scene, Built, Entry, InstanceEntry, Source, State};
 use super::PyScene;
 use crate::arrays::{read_floats, read_triangles};
 
@@ -72,6 +72,7 @@ pub(super) fn add_triangles(
     vertices: &Bound<'_, PyAny>,
     triangles: Option<&Bound<'_, PyAny>>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
     let (vertices, triangles) = match triangles.filter(|t| !t.is_none()) {
         Some(t) => (vertices.clone(), t.clone()),
@@ -95,7 +96,7 @@ pub(super) fn add_triangles(
     let v = read_floats(&vertices, "vertices", 3, Some(2))?;
     check_finite(&v.data, "vertices")?;
     let t = read_triangles(&triangles, "triangles", v.rows())?;
-    let mut mesh = TriMesh::new(to_vec3s(&v.data), t);
+    let mut mesh = TriMesh::new(to_vec3s(&v.data), t).with_mask(mask);
     if let Some(n) = name {
         mesh = mesh.with_name(n);
     }
@@ -108,6 +109,7 @@ pub(super) fn add_spheres(
     centers: &Bound<'_, PyAny>,
     radii: &Bound<'_, PyAny>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
     let c = read_floats(centers, "centers", 3, Some(2))?;
     check_finite(&c.data, "centers")?;
@@ -133,7 +135,7 @@ pub(super) fn add_spheres(
             r[k]
         )));
     }
-    let mut s = Spheres::new(to_vec3s(&c.data), r);
+    let mut s = Spheres::new(to_vec3s(&c.data), r).with_mask(mask);
     if let Some(name) = name {
         s = s.with_name(name);
     }
@@ -146,6 +148,7 @@ pub(super) fn add_instance(
     scene_or_geometry: &Bound<'_, PyAny>,
     matrix: Option<&Bound<'_, PyAny>>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
     let (matrix, world_from_object) = read_matrix(matrix)?;
     let source = if let Ok(other) = scene_or_geometry.cast::<PyScene>() {
@@ -197,6 +200,54 @@ pub(super) fn add_instance(
             matrix,
             world_from_object,
             name,
+            mask,
         }),
     )
+}
+
+/// Moves the vertices of mesh `geometry_id` and refits the built scene's trees (the engine's
+/// [`raypick::Scene::update_mesh_vertices`]); the stored mesh shares the engine's new vertices.
+pub(super) fn update_vertices(
+    scene: &PyScene,
+    py: Python<'_>,
+    geometry_id: u32,
+    vertices: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let v = read_floats(vertices, "vertices", 3, Some(2))?;
+    check_finite(&v.data, "vertices")?;
+    let vertices = to_vec3s(&v.data);
+    let mut guard = scene.lock(py);
+    let state: &mut State = &mut guard;
+    match state.entry(geometry_id)? {
+        Entry::Mesh(m) if m.vertices().len() == vertices.len() => {}
+        Entry::Mesh(m) => return Err(PyValueError::new_err(format!(
+            "vertices has {} rows, mesh {geometry_id} has {} vertices (the count cannot change)",
+            vertices.len(),
+            m.vertices().len()
+        ))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "geometry {geometry_id} is not a mesh"
+            )))
+        }
+    }
+    let built = build(py, state)?;
+    state.built = None;
+    // Queries running on other threads hold the built scene: it is copied then (its meshes share
+    // their arrays), else updated in place.
+    let mut built = Arc::try_unwrap(built).unwrap_or_else(|shared| Built {
+        scene: shared.scene.clone(),
+        remap: shared.remap.clone(),
+    });
+    let rust = Arc::make_mut(&mut built.scene);
+    py.detach(|| rust.update_mesh_vertices(geometry_id, &vertices))
+        .map_err(|e| PyValueError::new_err(format!("cannot update mesh {geometry_id}: {e}")))?;
+    if let Some(Geometry::Mesh(m)) = rust.geometry(geometry_id) {
+        state.entries[geometry_id as usize] = Entry::Mesh(m.clone());
+    }
+    state.built = Some(Arc::new(built));
+    // Instances made from now on place the moved mesh; those made before keep what they captured.
+    state.as_source = None;
+    state.geometry_sources.remove(&geometry_id);
+    Ok(())
 }

@@ -15,6 +15,7 @@
 
 mod cast;
 mod geometry;
+mod options;
 mod pick;
 mod pickle;
 mod points;
@@ -34,6 +35,7 @@ use crate::arrays::to_numpy;
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads::NThreads;
+use options::Given;
 use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
 
 /// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
@@ -155,6 +157,8 @@ impl PyScene {
     ///     triangles: ``(M, 3)`` integer array of 0-based vertex indices; the front face is the
     ///         side from which they are counter-clockwise. Triangle ``i`` is primitive id ``i``.
     ///     name: optional name (see :meth:`geometry_name`).
+    ///     mask: the geometry mask (default all bits): a query with ray mask ``m`` considers the
+    ///         mesh when ``mask & m != 0`` (Embree's ``rtcSetGeometryMask``).
     ///
     /// Raises:
     ///     ValueError: wrong shapes or dtypes, an index out of range, a non-finite vertex.
@@ -164,15 +168,16 @@ impl PyScene {
     ///     >>> scene = raypick.Scene()
     ///     >>> scene.add_triangles(np.eye(3), [[0, 1, 2]], name="tri")
     ///     0
-    #[pyo3(signature = (vertices, triangles=None, name=None))]
+    #[pyo3(signature = (vertices, triangles=None, name=None, *, mask=u32::MAX))]
     fn add_triangles(
         &self,
         py: Python<'_>,
         vertices: &Bound<'_, PyAny>,
         triangles: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_triangles(self, py, vertices, triangles, name)
+        geometry::add_triangles(self, py, vertices, triangles, name, mask)
     }
 
     /// Adds a set of spheres and returns its geometry id. Sphere ``i`` is primitive id ``i``;
@@ -182,19 +187,21 @@ impl PyScene {
     ///     centers: ``(N, 3)`` float array.
     ///     radii: ``(N,)`` float array, or one number for all spheres (finite, ``>= 0``).
     ///     name: optional name.
+    ///     mask: the geometry mask (see :meth:`add_triangles`).
     ///
     /// Example::
     ///
     ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)
-    #[pyo3(signature = (centers, radii, name=None))]
+    #[pyo3(signature = (centers, radii, name=None, *, mask=u32::MAX))]
     fn add_spheres(
         &self,
         py: Python<'_>,
         centers: &Bound<'_, PyAny>,
         radii: &Bound<'_, PyAny>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_spheres(self, py, centers, radii, name)
+        geometry::add_spheres(self, py, centers, radii, name, mask)
     }
 
     /// Places a whole scene, or one geometry of this scene, with a 4×4 affine transform and returns
@@ -208,6 +215,8 @@ impl PyScene {
     ///     matrix: ``(4, 4)`` ``world_from_object`` matrix (numpy convention:
     ///         ``p_world = matrix @ [x, y, z, 1]``), last row ``[0, 0, 0, 1]``; default identity.
     ///     name: optional name.
+    ///     mask: the instance's geometry mask (see :meth:`add_triangles`); a ray reaches the
+    ///         placed geometries when it passes both the instance's mask and theirs.
     ///
     /// Hits in an instance report ``instance_ids`` = the instance's id and ``geometry_ids`` = the
     /// geometry id inside the placed scene (for a placed geometry of this scene: its own id).
@@ -219,15 +228,43 @@ impl PyScene {
     ///     >>> world = raypick.Scene()
     ///     >>> a = world.add_instance(part, np.eye(4))
     ///     >>> b = world.add_instance(part, translation_matrix)
-    #[pyo3(signature = (scene_or_geometry, matrix=None, name=None))]
+    #[pyo3(signature = (scene_or_geometry, matrix=None, name=None, *, mask=u32::MAX))]
     fn add_instance(
         &self,
         py: Python<'_>,
         scene_or_geometry: &Bound<'_, PyAny>,
         matrix: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_instance(self, py, scene_or_geometry, matrix, name)
+        geometry::add_instance(self, py, scene_or_geometry, matrix, name, mask)
+    }
+
+    /// Moves the vertices of mesh ``geometry_id`` (an animated or deformed mesh): same vertex
+    /// count, same triangles. The scene's trees are refitted (their boxes recomputed with the
+    /// topology kept), which is much cheaper than a rebuild; after large deformations a fresh
+    /// scene casts faster. Instances placed before the update keep the mesh they captured.
+    ///
+    /// Raises:
+    ///     ValueError: not a mesh, another vertex count, a non-finite vertex.
+    ///     IndexError: no such geometry.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene = raypick.Scene()
+    ///     >>> scene.add_triangles([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    ///     0
+    ///     >>> scene.update_vertices(0, [[0, 0, 2], [1, 0, 2], [0, 1, 2]])
+    ///     >>> ans = scene.cast_rays(np.array([[0.2, 0.2, 5, 0, 0, -1]], np.float32))
+    ///     >>> np.round(ans["t_hit"], 5).tolist()
+    ///     [3.0]
+    fn update_vertices(
+        &self,
+        py: Python<'_>,
+        geometry_id: u32,
+        vertices: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        geometry::update_vertices(self, py, geometry_id, vertices)
     }
 
     /// Builds the acceleration structure now (queries otherwise build it on first use after a
@@ -246,7 +283,8 @@ impl PyScene {
         self.num_geometries(py)
     }
 
-    /// Triangles stored in the scene's meshes (instances not counted again).
+    /// Triangles stored: the scene's meshes and the meshes of the scenes its instances place, each
+    /// placed scene counted once however often it is placed (``raypick info``'s "stored" count).
     #[getter]
     fn num_triangles(&self, py: Python<'_>) -> usize {
         self.lock(py).num_triangles()
@@ -285,9 +323,15 @@ impl PyScene {
     ///
     /// Args:
     ///     rays: ``(..., 6)`` array ``[ox, oy, oz, dx, dy, dz]``, float32 or float64, any leading
-    ///         shape and strides. ``t`` runs over ``[0, inf)`` in units of ``d``.
+    ///         shape and strides. ``t`` is in units of ``d``.
     ///     nthreads: threads to use; 0 (default) uses every core. At most 1024 (else
     ///         ``ValueError``); a few thread pools of the counts used are kept for reuse.
+    ///     tnear, tfar: the range of ``t`` searched, ``[tnear, tfar]``: numbers (default 0 and
+    ///         ``inf``) or one value per ray (shaped like ``rays.shape[:-1]``, or flat).
+    ///     mask: the ray mask; a geometry is considered when ``geometry_mask & mask != 0``
+    ///         (geometry masks are set by ``add_triangles(..., mask=)`` etc.; default all bits).
+    ///     cull_back_faces: skip triangles seen from behind (``dot(normal, d) >= 0``) and the
+    ///         exit crossing of spheres.
     ///
     /// Returns:
     ///     dict of numpy arrays shaped like ``rays.shape[:-1]``: ``t_hit`` (float32, ``inf`` on a
@@ -306,36 +350,62 @@ impl PyScene {
     ///
     ///     >>> ans = scene.cast_rays(rays)            # rays: (H, W, 6)
     ///     >>> depth = ans["t_hit"]                   # (H, W)
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    ///     >>> ans = scene.cast_rays(rays, tfar=10.0, mask=0b10, cull_back_faces=True)
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn cast_rays<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        cast::cast_rays(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::cast_rays(self, py, rays, &given, nthreads)
     }
 
     /// Whether anything is hit with ``t`` in ``[tnear, tfar]`` (Open3D
     /// ``RaycastingScene.test_occlusions``): a bool array shaped like ``rays.shape[:-1]``.
+    /// ``tnear`` and ``tfar`` are numbers or one value per ray; ``mask`` and ``cull_back_faces``
+    /// as for :meth:`cast_rays`.
     ///
     /// Example::
     ///
     ///     >>> # shadow rays from surface points p towards a light at L (t in [eps, 1])
     ///     >>> shadow = scene.test_occlusions(np.hstack([p, L - p]), tnear=1e-4, tfar=1.0)
     #[pyo3(
-        signature = (rays, tnear=0.0, tfar=f32::INFINITY, nthreads=NThreads::ALL),
-        text_signature = "($self, rays, tnear=0.0, tfar=inf, nthreads=0)"
+        signature = (rays, tnear=None, tfar=None, nthreads=NThreads::ALL, *, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, tnear=0.0, tfar=inf, nthreads=0, *, mask=0xFFFFFFFF, cull_back_faces=False)"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn test_occlusions<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
-        tnear: f32,
-        tfar: f32,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
         nthreads: NThreads,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
-        cast::test_occlusions(self, py, rays, tnear, tfar, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::test_occlusions(self, py, rays, &given, nthreads)
     }
 
     /// Number of surface crossings along each ray over ``t`` in ``[0, inf)`` (Open3D
@@ -343,15 +413,30 @@ impl PyScene {
     ///
     /// A ray through an edge or vertex shared by consistently wound triangles counts it once, so
     /// the count's parity tells inside (odd) from outside (even) for a closed mesh. A sphere counts
-    /// its entry and exit.
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    /// its entry and exit. ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as for
+    /// :meth:`cast_rays`.
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn count_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
-        cast::count_intersections(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::count_intersections(self, py, rays, &given, nthreads)
     }
 
     /// Every hit along each ray over ``t`` in ``[0, inf)``, sorted by ray then ``t`` (Open3D
@@ -364,15 +449,30 @@ impl PyScene {
     ///     ``primitive_uvs`` (``(K, 2)`` float32) and ``primitive_normals`` (``(K, 3)``).
     ///
     /// Edges and vertices shared by consistently wound triangles are reported once (as in
-    /// :meth:`count_intersections`).
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    /// :meth:`count_intersections`). ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as
+    /// for :meth:`cast_rays`.
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn list_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        cast::list_intersections(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::list_intersections(self, py, rays, &given, nthreads)
     }
 
     /// The closest surface point of each query point (Open3D
@@ -574,18 +674,16 @@ impl PyScene {
         pick::pick_rect(self, py, camera, x0, y0, x1, y1)
     }
 
-    /// Open3D's ``RaycastingScene.create_rays_pinhole``; see :func:`raypick.create_rays_pinhole`.
+    /// Open3D's ``RaycastingScene.create_rays_pinhole``, both forms; see
+    /// :func:`raypick.create_rays_pinhole`.
     #[staticmethod]
+    #[pyo3(signature = (*args, **kwargs))]
     fn create_rays_pinhole<'py>(
         py: Python<'py>,
-        fov_deg: f64,
-        center: &Bound<'py, PyAny>,
-        eye: &Bound<'py, PyAny>,
-        up: &Bound<'py, PyAny>,
-        width_px: i64,
-        height_px: i64,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-        crate::camera::create_rays_pinhole(py, fov_deg, center, eye, up, width_px, height_px)
+        crate::camera::create_rays_pinhole(py, args, kwargs)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

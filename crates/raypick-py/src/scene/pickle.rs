@@ -25,6 +25,7 @@ pub(super) fn entry_to_py<'py>(
         Entry::Mesh(m) => {
             d.set_item("kind", "mesh")?;
             d.set_item("name", m.name())?;
+            d.set_item("mask", m.mask())?;
             let (v, t) = mesh_flat(m);
             put(&d, "vertices", v, &[m.vertices().len()], &[3])?;
             put(&d, "triangles", t, &[m.indices().len()], &[3])?;
@@ -32,6 +33,7 @@ pub(super) fn entry_to_py<'py>(
         Entry::Spheres(s) => {
             d.set_item("kind", "spheres")?;
             d.set_item("name", s.name())?;
+            d.set_item("mask", s.mask())?;
             let c: Vec<f32> = s.centers().iter().flat_map(|p| p.to_array()).collect();
             put(&d, "centers", c, &[s.centers().len()], &[3])?;
             put(&d, "radii", s.radii().to_vec(), &[s.radii().len()], &[])?;
@@ -46,6 +48,7 @@ pub(super) fn entry_to_py<'py>(
             };
             d.set_item("kind", "instance")?;
             d.set_item("name", i.name.as_deref())?;
+            d.set_item("mask", i.mask)?;
             d.set_item("source", k)?;
             put(&d, "matrix", i.matrix.to_vec(), &[4], &[4])?;
         }
@@ -61,11 +64,16 @@ pub(super) fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py,
 pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> PyResult<Entry> {
     let kind: String = get(d, "kind")?.extract()?;
     let name: Option<String> = get(d, "name")?.extract()?;
+    // States written before masks existed have none: every bit set, the default.
+    let mask: u32 = match d.get_item("mask")? {
+        Some(m) => m.extract()?,
+        None => u32::MAX,
+    };
     Ok(match kind.as_str() {
         "mesh" => {
             let v = read_floats(&get(d, "vertices")?, "vertices", 3, Some(2))?;
             let t = read_triangles(&get(d, "triangles")?, "triangles", v.rows())?;
-            let mut m = TriMesh::new(to_vec3s(&v.data), t);
+            let mut m = TriMesh::new(to_vec3s(&v.data), t).with_mask(mask);
             if let Some(n) = name {
                 m = m.with_name(n);
             }
@@ -74,7 +82,7 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
         "spheres" => {
             let c = read_floats(&get(d, "centers")?, "centers", 3, Some(2))?;
             let r: Vec<f32> = get(d, "radii")?.extract()?;
-            let mut s = Spheres::new(to_vec3s(&c.data), r);
+            let mut s = Spheres::new(to_vec3s(&c.data), r).with_mask(mask);
             if let Some(n) = name {
                 s = s.with_name(n);
             }
@@ -92,6 +100,7 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
                 matrix,
                 world_from_object,
                 name,
+                mask,
             })
         }
         other => {

@@ -26,6 +26,8 @@ pub(super) struct InstanceEntry {
     pub(super) matrix: [f32; 16],
     pub(super) world_from_object: Affine3A,
     pub(super) name: Option<String>,
+    /// The instance's geometry mask (see `QueryOptions::mask`).
+    pub(super) mask: u32,
 }
 
 /// A built scene that instances place: its geometries (none of them instances) and its Rust scene.
@@ -98,16 +100,34 @@ impl State {
         })
     }
 
-    /// Triangles stored in the meshes (instances not counted again).
+    /// Triangles stored in the meshes: this scene's and those of the scenes its instances place,
+    /// each placed scene counted once however often it is placed (as `raypick info`'s "stored").
     pub(super) fn num_triangles(&self) -> usize {
-        self.entries
-            .iter()
-            .map(|e| match e {
-                Entry::Mesh(m) => m.num_triangles(),
-                _ => 0,
-            })
-            .sum()
+        let mut seen: Vec<*const Source> = Vec::new();
+        stored_triangles(&self.entries, &mut seen)
     }
+}
+
+/// Triangles of `entries`' meshes and of the sources their instances place that are not in `seen`
+/// yet (which it then holds).
+fn stored_triangles(entries: &[Entry], seen: &mut Vec<*const Source>) -> usize {
+    entries
+        .iter()
+        .map(|e| match e {
+            Entry::Mesh(m) => m.num_triangles(),
+            Entry::Spheres(_) => 0,
+            Entry::Instance(i) => {
+                let key = Arc::as_ptr(&i.source);
+                // A geometry of the scene placed again (`remap`) is counted with its original.
+                if i.source.remap.is_some() || seen.contains(&key) {
+                    0
+                } else {
+                    seen.push(key);
+                    stored_triangles(&i.source.entries, seen)
+                }
+            }
+        })
+        .sum()
 }
 
 /// A mesh as flat arrays: `x y z` per vertex, three indices per triangle.
@@ -133,6 +153,7 @@ pub(super) fn build_rust_scene(entries: &[Entry]) -> PyResult<raypick::Scene> {
                 if let Some(name) = &i.name {
                     b.set_name(id, name.clone());
                 }
+                b.set_mask(id, i.mask);
             }
         }
     }
@@ -192,6 +213,7 @@ pub(super) fn entry_from_geometry(
                 matrix: m,
                 world_from_object: i.world_from_object(),
                 name: i.name().map(str::to_owned),
+                mask: i.mask(),
             })
         }
         // `Geometry` may grow variants; a geometry raypick cannot describe to Python is kept as an
@@ -226,6 +248,7 @@ mod tests {
                 matrix: Mat4::from(moved).transpose().to_cols_array(),
                 world_from_object: moved,
                 name: None,
+                mask: u32::MAX,
             }),
         ];
         let scene = build_rust_scene(&top).unwrap();
@@ -241,7 +264,11 @@ mod tests {
         assert_eq!((built.geometry_id(&all[1]), all[1].instance), (0, Some(1)));
         // The watertight kernel's t is within a few ulps of the exact 3 (its error bound scales
         // with the distance, Woop et al. 2013, section 4).
-        assert!((all[1].t - 3.0).abs() <= 4.0 * f32::EPSILON * 3.0, "t = {}", all[1].t);
+        assert!(
+            (all[1].t - 3.0).abs() <= 4.0 * f32::EPSILON * 3.0,
+            "t = {}",
+            all[1].t
+        );
     }
 
     #[test]
