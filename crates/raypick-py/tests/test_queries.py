@@ -39,7 +39,20 @@ def check_against_reference(scene, rays, v, f, ans, tol_edge=1e-5, tol_uv=2e-5):
             assert abs(t - t_ref[i]) <= 1e-5 * max(1.0, abs(t_ref[i]))
     agree = hit & hit_ref & ~disagree
     assert agree.sum() > 0.5 * hit_ref.sum()
-    np.testing.assert_allclose(ans["t_hit"][agree], t_ref[agree], rtol=2e-6, atol=1e-6)
+    # t of a ray meeting a plane at angle θ from its normal is conditioned by 1 / |cos θ|: the
+    # f32 inputs' rounding (a few ulps) moves t by that much more on grazing rays.
+    vf = np.asarray(v, np.float64)
+    tri = np.asarray(f, np.int64)[np.maximum(prim_ref, 0)]
+    normal = np.cross(vf[tri[:, 1]] - vf[tri[:, 0]], vf[tri[:, 2]] - vf[tri[:, 0]])
+    d = np.asarray(rays, np.float64)[:, 3:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = np.abs(np.einsum("ij,ij->i", normal, d)) / (
+            np.linalg.norm(normal, axis=1) * np.linalg.norm(d, axis=1))
+    rtol = 2e-6 / np.maximum(cos, 1e-3)
+    t_err = np.abs(ans["t_hit"][agree] - t_ref[agree])
+    bad = t_err > 1e-6 + rtol[agree] * np.abs(t_ref[agree])
+    assert not bad.any(), (
+        f"t off by {t_err[bad]} at t = {t_ref[agree][bad]}, cos = {cos[agree][bad]}")
     np.testing.assert_allclose(ans["primitive_uvs"][agree, 0], u_ref[agree], atol=tol_uv)
     np.testing.assert_allclose(ans["primitive_uvs"][agree, 1], v_ref[agree], atol=tol_uv)
     # Normals: unit, along (v1 - v0) x (v2 - v0).
@@ -267,12 +280,13 @@ def test_scene_rebuilds_after_a_change():
     scene = raypick.Scene()
     scene.add_triangles([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
     ray = [0.2, 0.2, 5, 0, 0, -1]
-    assert scene.cast_rays(ray)["t_hit"] == 5
+    # The watertight kernel's t is within a few ulps (Woop et al. 2013, section 4).
+    assert scene.cast_rays(ray)["t_hit"] == pytest.approx(5, rel=4e-7)
     scene.add_triangles([[0, 0, 2], [1, 0, 2], [0, 1, 2]], [[0, 1, 2]])
     ans = scene.cast_rays(ray)
-    assert ans["t_hit"] == 3 and ans["geometry_ids"] == 1
+    assert ans["t_hit"] == pytest.approx(3, rel=4e-7) and ans["geometry_ids"] == 1
     scene.commit()
-    assert scene.cast_rays(ray)["t_hit"] == 3
+    assert scene.cast_rays(ray)["t_hit"] == pytest.approx(3, rel=4e-7)
 
 
 def test_answer_arrays_reused_from_freed_ones_hold_only_new_answers():
@@ -288,7 +302,7 @@ def test_answer_arrays_reused_from_freed_ones_hold_only_new_answers():
     kept = scene.cast_rays(hits)
     for _ in range(3):
         del_me = scene.cast_rays(hits)  # freed at once: its memory goes back for reuse
-        assert np.all(del_me["t_hit"] == 3)
+        np.testing.assert_allclose(del_me["t_hit"], 3, rtol=4e-7)
         del del_me
         ans = scene.cast_rays(misses)
         assert np.all(np.isinf(ans["t_hit"]))
