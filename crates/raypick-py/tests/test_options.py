@@ -134,7 +134,7 @@ def test_per_ray_t_ranges():
                                   [True, True, True, True, True, False])
     np.testing.assert_array_equal(scene.count_intersections(rays, tnear=tnear), [5, 4, 3, 2, 1, 0])
     listed = scene.list_intersections(rays, tnear=tnear, tfar=tnear + 1.0)
-    np.testing.assert_array_equal(np.diff(listed["ray_splits"]), [1, 1, 1, 1, 1, 0])
+    np.testing.assert_array_equal(np.diff(listed["ray_splits"]), [0, 1, 1, 1, 1, 0])
     # Leading shapes: the ranges follow the rays' shape (or are flat).
     grid = rays.reshape(2, 3, 6)
     ans = scene.cast_rays(grid, tnear=tnear.reshape(2, 3))
