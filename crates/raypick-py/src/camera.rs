@@ -310,6 +310,23 @@ impl PyCamera {
     pub fn rust(&self) -> &Camera {
         &self.camera
     }
+
+    /// The camera in a scene's frame at `origin` (world position of the frame's origin): its view
+    /// matrix times `T(origin)`, composed in `f64` and rounded once, so a camera near a model far
+    /// from zero keeps a small translation.
+    pub fn in_frame(&self, origin: DVec3) -> PyResult<Camera> {
+        if origin == DVec3::ZERO {
+            return Ok(self.camera);
+        }
+        let view = self.camera.view_from_world().as_dmat4() * DMat4::from_translation(origin);
+        Camera::new(
+            view.as_mat4(),
+            *self.camera.projection(),
+            *self.camera.viewport(),
+        )
+        .map(|c| c.with_pixel_origin(self.pixel_origin))
+        .map_err(camera_error)
+    }
 }
 
 fn ray_row(r: &Ray) -> [f32; 6] {

@@ -1,5 +1,6 @@
 //! `raypick.Hit`: one hit, as returned by `Scene.pick`.
 
+use glam::DVec3;
 use pyo3::prelude::*;
 use raypick::Hit;
 
@@ -30,11 +31,12 @@ pub struct PyHit {
 }
 
 impl PyHit {
-    /// A Python hit from a Rust one; `geometry_id` is the id to report (see `Built::geometry_id`).
-    pub fn new(h: &Hit, geometry_id: u32, geometry_name: Option<String>) -> Self {
+    /// A Python hit from a Rust one in the scene's frame at `origin`; `geometry_id` is the id to
+    /// report (see `Built::geometry_id`).
+    pub fn new(h: &Hit, origin: DVec3, geometry_id: u32, geometry_name: Option<String>) -> Self {
         Self {
             t: h.t,
-            point: h.point.into(),
+            point: (h.point.as_dvec3() + origin).as_vec3().into(),
             normal: h.normal.into(),
             u: h.u,
             v: h.v,

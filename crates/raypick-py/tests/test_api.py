@@ -419,7 +419,7 @@ def test_load_names_and_counts():
     clone = pickle.loads(pickle.dumps(simple))
     rays = raypick.create_rays_pinhole(60, [1, 0.5, 0], [1, 0.5, 4], [0, 1, 0], 16, 16)
     assert_same(clone.cast_rays(rays), simple.cast_rays(rays))
-    with pytest.raises(ValueError):
+    with pytest.raises(FileNotFoundError, match="no-such-file.obj"):
         raypick.load(SHARED_DATA / "no-such-file.obj")
 
 

@@ -141,6 +141,10 @@ class Scene:
     def commit(self) -> None:
         """Builds the acceleration structure now (releases the GIL)."""
     @property
+    def origin(self) -> npt.NDArray[np.float64]:
+        """(3,) world position of the frame the scene stores float32 coordinates in (zero unless the
+        first geometry is far from zero): float64 input at 1e8 keeps the precision of its size."""
+    @property
     def num_geometries(self) -> int: ...
     @property
     def num_triangles(self) -> int:

@@ -13,7 +13,7 @@ use raypick::{Hit, Ray};
 use super::options::{Given, QueryArgs};
 use super::state::Built;
 use super::{PyScene, INVALID_ID};
-use crate::arrays::{pooled, put, read_floats, read_rows, to_numpy, value, Floats};
+use crate::arrays::{pooled, put, read_floats_from, read_rows_from, to_numpy, value, Floats};
 use crate::threads::{self, NThreads};
 
 /// Rays from an `(..., 6)` array: origin, direction, ray `i` over `args.span(i)`.
@@ -167,7 +167,7 @@ pub(super) fn cast_rays<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
-    let f = read_rows(rays, "rays", 6)?;
+    let f = read_rows_from(rays, "rays", 6, built.origin)?;
     let args = given.read(f.values().len() / 6)?;
     let values = f.values();
     let lead = &f.lead;
@@ -212,7 +212,7 @@ pub(super) fn test_occlusions<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
     let built = scene.built(py)?;
-    let f = read_rows(rays, "rays", 6)?;
+    let f = read_rows_from(rays, "rays", 6, built.origin)?;
     let args = given.read(f.values().len() / 6)?;
     let opts = args.options();
     let values = f.values();
@@ -252,7 +252,7 @@ pub(super) fn count_intersections<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
     let built = scene.built(py)?;
-    let f = read_floats(rays, "rays", 6, None)?;
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
     let args = given.read(f.rows())?;
     let opts = args.options();
     let rays = rays_from(&f, &args);
@@ -278,7 +278,7 @@ pub(super) fn list_intersections<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
-    let f = read_floats(rays, "rays", 6, None)?;
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
     let args = given.read(f.rows())?;
     let opts = args.options();
     let rays = rays_from(&f, &args);

@@ -25,6 +25,7 @@ mod trimesh;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use glam::DVec3;
 use numpy::{PyArray2, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -110,6 +111,7 @@ impl PyScene {
             entries: state.entries.clone(),
             scene: built.scene.clone(),
             remap: None,
+            origin: state.origin,
         });
         state.as_source = Some(source.clone());
         Ok(source)
@@ -152,8 +154,11 @@ impl PyScene {
     /// Adds a triangle mesh and returns its geometry id.
     ///
     /// Args:
-    ///     vertices: ``(N, 3)`` float array of positions (or a ``trimesh.Trimesh`` /
-    ///         ``open3d.geometry.TriangleMesh``, with ``triangles`` omitted).
+    ///     vertices: ``(N, 3)`` float array of positions — a numpy array, anything
+    ///         ``numpy.asarray`` takes, or a CPU tensor through DLPack (PyTorch, Open3D, JAX) — or a
+    ///         ``trimesh.Trimesh``, ``open3d.geometry.TriangleMesh`` or
+    ///         ``open3d.t.geometry.TriangleMesh`` with ``triangles`` omitted. float64 positions
+    ///         far from zero keep their precision (see :attr:`origin`).
     ///     triangles: ``(M, 3)`` integer array of 0-based vertex indices; the front face is the
     ///         side from which they are counter-clockwise. Triangle ``i`` is primitive id ``i``.
     ///     name: optional name (see :meth:`geometry_name`).
@@ -314,8 +319,14 @@ impl PyScene {
     /// The world-space bounding box as a ``(2, 3)`` float32 array ``[min, max]`` (``min > max``
     /// when the scene is empty). Builds the scene.
     fn bounds<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-        let b = self.built(py)?.scene.bounds();
-        let data = [b.min.to_array(), b.max.to_array()].concat();
+        let built = self.built(py)?;
+        let b = built.scene.bounds();
+        let o = built.origin;
+        let data = [
+            (b.min.as_dvec3() + o).as_vec3().to_array(),
+            (b.max.as_dvec3() + o).as_vec3().to_array(),
+        ]
+        .concat();
         to_numpy(py, data, &[2], &[3])
     }
 
@@ -714,11 +725,35 @@ impl PyScene {
         pickle::set_state(self, py, state)
     }
 
-    /// The vertices ``(N, 3)`` float32 and triangles ``(M, 3)`` uint32 of mesh ``geometry_id``.
+    /// The world position of the scene's frame: the scene stores its coordinates in ``float32``
+    /// relative to it (subtracted in ``float64`` first), and moves rays and query points into it
+    /// the same way, so that a model far from zero keeps the precision of its size. Zero unless
+    /// the first geometry added lies farther from zero than twice its extent; then the centre of
+    /// its box. A ``(3,)`` float64 array.
+    ///
+    /// A coordinate ``x`` is stored as ``float32(x - origin)``, within ``2**-24 |x - origin|`` of
+    /// the exact difference (half an ulp), and so are ray origins and query points: hits on a
+    /// model at 1e8 are as exact as on the same model at zero (float32 alone would round its
+    /// coordinates to multiples of 8).
+    #[getter]
+    fn origin<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        to_numpy(py, self.lock(py).origin.to_array().to_vec(), &[3], &[])
+    }
+
+    /// The vertices ``(N, 3)`` float32 (world space) and triangles ``(M, 3)`` uint32 of mesh
+    /// ``geometry_id``. In a scene whose :attr:`origin` is not zero the vertices are the stored
+    /// ones plus the origin, added in float64 and rounded to float32.
     fn mesh_arrays<'py>(&self, py: Python<'py>, geometry_id: u32) -> PyResult<MeshArrays<'py>> {
-        match self.lock(py).entry(geometry_id)? {
+        let state = self.lock(py);
+        match state.entry(geometry_id)? {
             Entry::Mesh(m) => {
-                let (v, t) = mesh_flat(m);
+                let (mut v, t) = mesh_flat(m);
+                if state.origin != DVec3::ZERO {
+                    let o = state.origin.to_array();
+                    for (k, x) in v.iter_mut().enumerate() {
+                        *x = (f64::from(*x) + o[k % 3]) as f32;
+                    }
+                }
                 Ok((
                     to_numpy(py, v, &[m.vertices().len()], &[3])?,
                     to_numpy(py, t, &[m.indices().len()], &[3])?,
@@ -739,7 +774,10 @@ impl PyScene {
         match self.lock(py).entry(geometry_id)? {
             Entry::Instance(i) => PyArray2::from_vec2(
                 py,
-                &i.matrix.chunks(4).map(<[f32]>::to_vec).collect::<Vec<_>>(),
+                &i.matrix
+                    .chunks(4)
+                    .map(|row| row.iter().map(|&x| x as f32).collect())
+                    .collect::<Vec<Vec<f32>>>(),
             )
             .map_err(|e| PyValueError::new_err(e.to_string())),
             _ => Err(PyValueError::new_err(format!(

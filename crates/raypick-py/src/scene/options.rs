@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use raypick::geom::Culling;
 use raypick::QueryOptions;
 
-use crate::arrays::read_floats;
+use crate::arrays::{as_ndarray, read_floats};
 
 /// One end of the `t` range: the same for every ray, or one value per ray (C order of the rays'
 /// leading shape).
@@ -40,8 +40,7 @@ impl End {
         if let Ok(x) = obj.extract::<f64>() {
             return Ok(End::All(x as f32));
         }
-        let np = obj.py().import("numpy")?;
-        let col = np.call_method1("reshape", (np.call_method1("asarray", (obj,))?, (-1, 1)))?;
+        let col = as_ndarray(obj, name)?.call_method1("reshape", ((-1, 1),))?;
         let f = read_floats(&col, name, 1, Some(2))?;
         if f.rows() != rows {
             return Err(PyValueError::new_err(format!(

@@ -16,7 +16,7 @@ pub(super) fn pick(
     tolerance_px: f32,
 ) -> PyResult<Option<PyHit>> {
     let built = scene.built(py)?;
-    let cam = camera.get().rust();
+    let cam = &camera.get().in_frame(built.origin)?;
     let pixel = glam::Vec2::new(x, y);
     let picked = if tolerance_px > 0.0 {
         raypick::camera::pick_with_tolerance(
@@ -43,7 +43,7 @@ pub(super) fn pick(
                 .map(str::to_owned),
             _ => built.scene.geometry_name(geometry_id).map(str::to_owned),
         };
-        PyHit::new(&h, geometry_id, name)
+        PyHit::new(&h, built.origin, geometry_id, name)
     }))
 }
 
@@ -57,7 +57,7 @@ pub(super) fn pick_rect(
     y1: f32,
 ) -> PyResult<Vec<(u32, Option<u32>)>> {
     let built = scene.built(py)?;
-    let cam = *camera.get().rust();
+    let cam = camera.get().in_frame(built.origin)?;
     let scene = built.scene.clone();
     let rect = raypick::camera::PixelRect::new(x0, y0, x1, y1);
     let found = py.detach(|| raypick::camera::pick_rect(&scene, &cam, rect));

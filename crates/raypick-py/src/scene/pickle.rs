@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use glam::DVec3;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -13,7 +15,9 @@ use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, St
 use super::PyScene;
 use crate::arrays::{put, read_floats, read_triangles};
 
-pub(super) const STATE_VERSION: u32 = 1;
+/// 2: geometry masks and the frames' origins (`"origin"`, world position of the frame the stored
+/// `f32` coordinates are relative to). Version 1 states (no masks, origin zero) still load.
+pub(super) const STATE_VERSION: u32 = 2;
 
 pub(super) fn entry_to_py<'py>(
     py: Python<'py>,
@@ -111,6 +115,20 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
     })
 }
 
+/// The `"origin"` of a state or source dict (zero in version 1 states, which have none).
+fn origin_of(d: &Bound<'_, PyDict>) -> PyResult<DVec3> {
+    let origin = match d.get_item("origin")? {
+        Some(o) => DVec3::from_array(o.extract::<[f64; 3]>()?),
+        None => DVec3::ZERO,
+    };
+    if !origin.is_finite() {
+        return Err(PyValueError::new_err(
+            "bad Scene state: the origin is not finite",
+        ));
+    }
+    Ok(origin)
+}
+
 pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let state = scene.lock(py);
     let mut sources: Vec<Arc<Source>> = Vec::new();
@@ -128,10 +146,12 @@ pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound
         }
         d.set_item("geometries", list)?;
         d.set_item("remap", s.remap)?;
+        d.set_item("origin", s.origin.to_array())?;
         srcs.append(d)?;
     }
     let d = PyDict::new(py);
     d.set_item("version", STATE_VERSION)?;
+    d.set_item("origin", state.origin.to_array())?;
     d.set_item("geometries", geoms)?;
     d.set_item("sources", srcs)?;
     Ok(d)
@@ -143,7 +163,7 @@ pub(super) fn set_state(
     state: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let version: u32 = get(state, "version")?.extract()?;
-    if version != STATE_VERSION {
+    if !(1..=STATE_VERSION).contains(&version) {
         return Err(PyValueError::new_err(format!(
             "Scene state version {version} is not supported (this raypick reads {STATE_VERSION})"
         )));
@@ -157,11 +177,13 @@ pub(super) fn set_state(
             .map(|g| entry_from_py(g.cast::<PyDict>()?, &[]))
             .collect::<PyResult<Vec<_>>>()?;
         let remap: Option<u32> = get(s, "remap")?.extract()?;
-        let scene = py.detach(|| build_rust_scene(&entries))?;
+        let origin = origin_of(s)?;
+        let scene = py.detach(|| build_rust_scene(&entries, origin))?;
         sources.push(Arc::new(Source {
             entries,
             scene: Arc::new(scene),
             remap,
+            origin,
         }));
     }
     let entries = get(state, "geometries")?
@@ -169,9 +191,11 @@ pub(super) fn set_state(
         .iter()
         .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
         .collect::<PyResult<Vec<_>>>()?;
+    let origin = origin_of(state)?;
     let mut st = scene.lock(py);
     *st = State {
         entries,
+        origin,
         ..State::default()
     };
     for s in &sources {
