@@ -596,6 +596,12 @@ impl PyCamera {
 
     /// The window position ``(x, y, depth)`` of world point ``point`` (depth in the
     /// convention's window depth range, ``[0, 1]``), or ``None`` when it is behind the camera.
+    ///
+    /// Example::
+    ///
+    ///     >>> cam = raypick.Camera([0, 0, 5], [0, 0, 0], width=640, height=480)
+    ///     >>> [round(c, 3) for c in cam.project([0, 0, 0])[:2]]
+    ///     [320.0, 240.0]
     fn project(&self, point: &Bound<'_, PyAny>) -> PyResult<Option<(f32, f32, f32)>> {
         let p = read_vec3(point, "point")?;
         Ok(self.camera.project(p).map(|w| (w.x, w.y, w.z)))
@@ -603,6 +609,12 @@ impl PyCamera {
 
     /// The ray through window position ``(x, y)``: ``(6,)`` float32 ``[origin, unit direction]``,
     /// origin on the near plane.
+    ///
+    /// Example::
+    ///
+    ///     >>> cam = raypick.Camera([0, 0, 5], [0, 0, 0], width=640, height=480, near=0.01)
+    ///     >>> np.allclose(cam.pixel_ray(320, 240), [0, 0, 4.99, 0, 0, -1])   # the centre, from the near plane
+    ///     True
     fn pixel_ray<'py>(
         &self,
         py: Python<'py>,
@@ -615,6 +627,11 @@ impl PyCamera {
 
     /// The rays through every pixel centre: ``(height, width, 6)`` float32, row 0 at the top
     /// (at the bottom with ``pixel_origin="bottom-left"``).
+    ///
+    /// Example::
+    ///
+    ///     >>> raypick.Camera([0, 0, 5], [0, 0, 0], width=64, height=48).rays().shape
+    ///     (48, 64, 6)
     fn rays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
         let (w, h) = (self.width, self.height);
         let camera = self.camera;

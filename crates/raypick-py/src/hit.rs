@@ -16,17 +16,35 @@ use raypick::Hit;
 ///     geometry_id: geometry id (inside the placed scene for an instanced hit).
 ///     instance_id: the instance's geometry id, or ``None`` when not instanced.
 ///     geometry_name: the hit geometry's name, or ``None``.
+///
+/// Example::
+///
+///     >>> s = raypick.Scene()
+///     >>> s.add_spheres([[0, 0, 0]], 1.0, name="ball")
+///     0
+///     >>> hit = s.pick(raypick.Camera([0, 0, 5], [0, 0, 0]), 320, 240)
+///     >>> hit.geometry_name, hit.primitive_id, round(hit.t, 4)   # t from the near plane
+///     ('ball', 0, 3.99)
 #[pyclass(name = "Hit", module = "raypick._raypick", frozen, get_all)]
 #[derive(Clone, Debug)]
 pub struct PyHit {
+    /// Ray parameter of the hit (for a camera ray: world distance from the near plane).
     t: f32,
+    /// World-space hit point ``(x, y, z)``.
     point: (f32, f32, f32),
+    /// Unit geometric normal in world space ``(x, y, z)``.
     normal: (f32, f32, f32),
+    /// Barycentric weight of the triangle's second vertex (0 for spheres).
     u: f32,
+    /// Barycentric weight of the triangle's third vertex (0 for spheres).
     v: f32,
+    /// Triangle or sphere index in its geometry.
     primitive_id: u32,
+    /// Geometry id (inside the placed scene for an instanced hit).
     geometry_id: u32,
+    /// The instance's geometry id, or ``None`` when not instanced.
     instance_id: Option<u32>,
+    /// The hit geometry's name, or ``None``.
     geometry_name: Option<String>,
 }
 

@@ -58,7 +58,9 @@ pub use camera::pinhole_rays;
 ///     >>> scene = raypick.load("bunny.obj")
 ///     >>> scene.num_triangles
 ///     69451
-///     >>> scene = raypick.load("trusted/scene.gltf", allow_outside_refs=True, max_bytes=4 << 30)
+///     >>> truck = raypick.load("truck.glb", allow_outside_refs=True, max_bytes=4 << 30)  # trusted
+///     >>> truck.num_triangles
+///     2856
 #[pyfunction]
 #[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None, keep_instances=false))]
 fn load(

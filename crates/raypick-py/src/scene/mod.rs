@@ -196,7 +196,8 @@ impl PyScene {
     ///
     /// Example::
     ///
-    ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)
+    ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)   # the scene holds a mesh (0)
+    ///     1
     #[pyo3(signature = (centers, radii, name=None, *, mask=u32::MAX))]
     fn add_spheres(
         &self,
@@ -229,7 +230,9 @@ impl PyScene {
     ///
     /// Example::
     ///
-    ///     >>> part = raypick.Scene(); part.add_triangles(v, f)
+    ///     >>> part = raypick.Scene()
+    ///     >>> part.add_triangles(v, f)
+    ///     0
     ///     >>> world = raypick.Scene()
     ///     >>> a = world.add_instance(part, np.eye(4))
     ///     >>> b = world.add_instance(part, translation_matrix)
@@ -274,6 +277,10 @@ impl PyScene {
 
     /// Builds the acceleration structure now (queries otherwise build it on first use after a
     /// change). Releases the GIL while building.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.commit()   # build now, not at the first query
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
         self.built(py).map(|_| ())
     }
@@ -299,6 +306,14 @@ impl PyScene {
     ///
     /// Raises:
     ///     IndexError: no such geometry.
+    ///
+    /// Example::
+    ///
+    ///     >>> s = raypick.Scene()
+    ///     >>> s.add_spheres([[0, 0, 0]], 1.0, name="ball")
+    ///     0
+    ///     >>> s.geometry_name(0)
+    ///     'ball'
     fn geometry_name(&self, py: Python<'_>, geometry_id: u32) -> PyResult<Option<String>> {
         Ok(match self.lock(py).entry(geometry_id)? {
             Entry::Mesh(m) => m.name().map(str::to_owned),
@@ -308,6 +323,11 @@ impl PyScene {
     }
 
     /// The kind of geometry ``geometry_id``: ``"mesh"``, ``"spheres"`` or ``"instance"``.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.geometry_kind(0)
+    ///     'mesh'
     fn geometry_kind(&self, py: Python<'_>, geometry_id: u32) -> PyResult<&'static str> {
         Ok(match self.lock(py).entry(geometry_id)? {
             Entry::Mesh(_) => "mesh",
@@ -318,6 +338,11 @@ impl PyScene {
 
     /// The world-space bounding box as a ``(2, 3)`` float32 array ``[min, max]`` (``min > max``
     /// when the scene is empty). Builds the scene.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.bounds().tolist()       # the cube [-1, 1]^3
+    ///     [[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]]
     fn bounds<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
         let built = self.built(py)?;
         let b = built.scene.bounds();
@@ -426,6 +451,11 @@ impl PyScene {
     /// the count's parity tells inside (odd) from outside (even) for a closed mesh. A sphere counts
     /// its entry and exit. ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as for
     /// :meth:`cast_rays`.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.count_intersections([[0.3, 0.1, 5, 0, 0, -1], [0.3, 0.1, 0, 0, 0, 1]]).tolist()
+    ///     [2, 1]
     #[pyo3(
         signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
         text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
@@ -462,6 +492,12 @@ impl PyScene {
     /// Edges and vertices shared by consistently wound triangles are reported once (as in
     /// :meth:`count_intersections`). ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as
     /// for :meth:`cast_rays`.
+    ///
+    /// Example::
+    ///
+    ///     >>> ans = scene.list_intersections([[0.3, 0.1, 5, 0, 0, -1]])
+    ///     >>> ans["ray_splits"].tolist(), np.round(ans["t_hit"], 4).tolist()
+    ///     ([0, 2], [4.0, 6.0])
     #[pyo3(
         signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
         text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
@@ -519,6 +555,11 @@ impl PyScene {
     /// The distance from each query point to the surface (Open3D
     /// ``RaycastingScene.compute_distance``): float32 shaped like ``query_points.shape[:-1]``;
     /// NaN for a point that is not finite, ``inf`` in an empty scene.
+    ///
+    /// Example::
+    ///
+    ///     >>> np.round(scene.compute_distance([[0, 0, 3], [0, 0, 0.5]]), 5).tolist()
+    ///     [2.0, 0.5]
     #[pyo3(signature = (query_points, nthreads=NThreads::ALL), text_signature = "($self, query_points, nthreads=0)")]
     fn compute_distance<'py>(
         &self,
@@ -533,6 +574,11 @@ impl PyScene {
     /// ``RaycastingScene.compute_signed_distance``). ``method`` decides inside:
     /// ``"parity"`` (default: the crossing parity of one ray, exact for closed meshes) or
     /// ``"winding_number"`` (the generalized winding number above 1/2, for meshes with holes).
+    ///
+    /// Example::
+    ///
+    ///     >>> np.round(scene.compute_signed_distance([[0, 0, 3], [0, 0, 0.5]]), 5).tolist()
+    ///     [2.0, -0.5]
     #[pyo3(
         signature = (query_points, nthreads=NThreads::ALL, method="parity"),
         text_signature = "($self, query_points, nthreads=0, method='parity')"
@@ -549,6 +595,11 @@ impl PyScene {
 
     /// 1.0 inside, 0.0 outside, float32 (Open3D ``RaycastingScene.compute_occupancy``);
     /// ``method`` as for :meth:`compute_signed_distance`. A point that is not finite is outside.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.compute_occupancy([[0, 0, 3], [0, 0, 0.5]]).tolist()
+    ///     [0.0, 1.0]
     #[pyo3(
         signature = (query_points, nthreads=NThreads::ALL, method="parity"),
         text_signature = "($self, query_points, nthreads=0, method='parity')"
@@ -565,6 +616,11 @@ impl PyScene {
 
     /// trimesh-style: whether each of the ``(N, 3)`` points is inside (bool, like
     /// ``trimesh.Trimesh.contains``); ``method`` as for :meth:`compute_signed_distance`.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.contains([[0, 0, 3], [0, 0, 0.5]]).tolist()
+    ///     [False, True]
     #[pyo3(signature = (points, method="parity"))]
     fn contains<'py>(
         &self,
@@ -579,6 +635,12 @@ impl PyScene {
     /// surface points (``(N, 3)`` float64), their distances (float64) and the triangle ids
     /// (int64, the primitive id within its geometry; ``-1`` and NaN for a point that is not
     /// finite).
+    ///
+    /// Example::
+    ///
+    ///     >>> points, distances, triangles = scene.closest_point([[0.3, 0.1, 3]])
+    ///     >>> np.round(points, 5).tolist(), np.round(distances, 5).tolist()
+    ///     ([[0.3, 0.1, 1.0]], [2.0])
     fn closest_point<'py>(
         &self,
         py: Python<'py>,
@@ -605,6 +667,11 @@ impl PyScene {
 
     /// trimesh-style: whether each ray hits anything (bool, one per ray), like
     /// ``trimesh.Trimesh.ray.intersects_any``.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.intersects_any([[0.3, 0.1, 5], [5, 5, 5]], [[0, 0, -1], [0, 0, 1]]).tolist()
+    ///     [True, False]
     fn intersects_any<'py>(
         &self,
         py: Python<'py>,
@@ -651,7 +718,8 @@ impl PyScene {
     ///
     ///     >>> cam = raypick.Camera(eye=[0, 0, 5], target=[0, 0, 0], width=640, height=480)
     ///     >>> hit = scene.pick(cam, 320.5, 240.5)
-    ///     >>> hit.geometry_id, hit.primitive_id, hit.point
+    ///     >>> hit.geometry_id, hit.primitive_id      # the cube, its top face
+    ///     (0, 2)
     #[pyo3(signature = (camera, x, y, tolerance_px=0.0))]
     fn pick(
         &self,
@@ -671,8 +739,8 @@ impl PyScene {
     ///
     /// Example::
     ///
-    ///     >>> scene.pick_rect(cam, 0, 0, 320, 480)   # the left half of a 640 x 480 view
-    ///     [(0, None), (2, 5)]
+    ///     >>> scene.pick_rect(cam, 0, 0, 32, 48)   # the left half of a 64 x 48 view: the cube
+    ///     [(0, None)]
     fn pick_rect(
         &self,
         py: Python<'_>,
@@ -687,6 +755,11 @@ impl PyScene {
 
     /// Open3D's ``RaycastingScene.create_rays_pinhole``, both forms; see
     /// :func:`raypick.create_rays_pinhole`.
+    ///
+    /// Example::
+    ///
+    ///     >>> raypick.Scene.create_rays_pinhole(60, [0, 0, 0], [0, 0, 5], [0, 1, 0], 4, 3).shape
+    ///     (3, 4, 6)
     #[staticmethod]
     #[pyo3(signature = (*args, **kwargs))]
     fn create_rays_pinhole<'py>(
@@ -743,6 +816,12 @@ impl PyScene {
     /// The vertices ``(N, 3)`` float32 (world space) and triangles ``(M, 3)`` uint32 of mesh
     /// ``geometry_id``. In a scene whose :attr:`origin` is not zero the vertices are the stored
     /// ones plus the origin, added in float64 and rounded to float32.
+    ///
+    /// Example::
+    ///
+    ///     >>> vertices, triangles = scene.mesh_arrays(0)
+    ///     >>> vertices.shape, triangles.shape
+    ///     ((8, 3), (12, 3))
     fn mesh_arrays<'py>(&self, py: Python<'py>, geometry_id: u32) -> PyResult<MeshArrays<'py>> {
         let state = self.lock(py);
         match state.entry(geometry_id)? {
@@ -766,6 +845,17 @@ impl PyScene {
     }
 
     /// The ``(4, 4)`` float32 ``world_from_object`` matrix of instance ``geometry_id``.
+    ///
+    /// Example::
+    ///
+    ///     >>> world, part = raypick.Scene(), raypick.Scene()
+    ///     >>> part.add_spheres([[0, 0, 0]], 1.0)
+    ///     0
+    ///     >>> m = np.eye(4); m[0, 3] = 5.0
+    ///     >>> world.add_instance(part, m)
+    ///     0
+    ///     >>> float(world.instance_matrix(0)[0, 3])
+    ///     5.0
     fn instance_matrix<'py>(
         &self,
         py: Python<'py>,
