@@ -88,10 +88,13 @@ pub struct PointCandidate {
     pub instance_path: InstancePath,
 }
 
+/// The order of equidistant candidates ([`PointCandidate::key`]).
+type TieKey = (u32, InstancePath, u32, u32);
+
 impl PointCandidate {
     /// The tie-break key: (top-level geometry id, the instance path, geometry id, primitive id).
     #[inline]
-    pub fn key(&self) -> (u32, InstancePath, u32, u32) {
+    pub fn key(&self) -> TieKey {
         (
             self.instance.unwrap_or(self.geom),
             self.instance_path,
@@ -262,7 +265,7 @@ impl Scene {
     }
 
     fn closest_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
-        let mut best: Option<(f32, (u32, InstancePath, u32, u32), ClosestPoint)> = None;
+        let mut best: Option<(f32, TieKey, ClosestPoint)> = None;
         let limit2 = radius * radius;
         self.point_walk(
             point,
