@@ -14,7 +14,8 @@ use raypick::Hit;
 ///         spheres).
 ///     primitive_id: triangle or sphere index in its geometry.
 ///     geometry_id: geometry id (inside the placed scene for an instanced hit).
-///     instance_id: the instance's geometry id, or ``None`` when not instanced.
+///     instance_id: the top-level instance's geometry id, or ``None`` when not instanced.
+///     instance_path: every instance on the way, outermost first (nested instances).
 ///     geometry_name: the hit geometry's name, or ``None``.
 ///
 /// Example::
@@ -42,8 +43,11 @@ pub struct PyHit {
     primitive_id: u32,
     /// Geometry id (inside the placed scene for an instanced hit).
     geometry_id: u32,
-    /// The instance's geometry id, or ``None`` when not instanced.
+    /// The top-level instance's geometry id, or ``None`` when not instanced.
     instance_id: Option<u32>,
+    /// Every instance the hit was reached through, outermost first (``[]`` when not instanced;
+    /// more than one id when instances nest).
+    instance_path: Vec<u32>,
     /// The hit geometry's name, or ``None``.
     geometry_name: Option<String>,
 }
@@ -61,6 +65,7 @@ impl PyHit {
             primitive_id: h.prim,
             geometry_id,
             instance_id: h.instance,
+            instance_path: h.instance_path.as_slice().to_vec(),
             geometry_name,
         }
     }

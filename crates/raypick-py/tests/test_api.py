@@ -264,8 +264,8 @@ def test_a_placed_scene_is_captured_at_add_time():
     assert world.cast_rays(ray)["t_hit"] == pytest.approx(10, rel=4e-7)
     assert part.cast_rays(ray)["t_hit"] == pytest.approx(5, rel=4e-7)
     nested = raypick.Scene()
-    with pytest.raises(ValueError, match="two levels"):
-        nested.add_instance(world)
+    nested.add_instance(world)  # instances nest (tests/test_nested.py)
+    assert nested.cast_rays(ray, instance_paths=True)["instance_paths"][:2].tolist() == [0, 0]
 
 
 # ---- pickling -----------------------------------------------------------------------------------

@@ -35,6 +35,9 @@ class Hit:
     @property
     def instance_id(self) -> Optional[int]: ...
     @property
+    def instance_path(self) -> List[int]:
+        """Every instance the hit was reached through, outermost first."""
+    @property
     def geometry_name(self) -> Optional[str]: ...
 
 class Camera:
@@ -134,8 +137,8 @@ class Scene:
         *,
         mask: int = 0xFFFFFFFF,
     ) -> int:
-        """Places a Scene (of meshes and spheres) or a geometry id of this scene with a 4x4
-        affine world_from_object matrix (numpy convention); returns the instance's id."""
+        """Places a Scene (which may hold instances, up to 8 levels) or a geometry id of this scene
+        with a 4x4 affine world_from_object matrix (numpy convention); returns the instance's id."""
     def update_vertices(self, geometry_id: int, vertices: ArrayLike) -> None:
         """Moves mesh geometry_id's vertices (same count) and refits the trees."""
     def commit(self) -> None:
@@ -167,6 +170,7 @@ class Scene:
         tfar: TRange = float("inf"),
         mask: int = 0xFFFFFFFF,
         cull_back_faces: bool = False,
+        instance_paths: bool = False,
     ) -> Dict[str, np.ndarray]:
         """Closest hits: t_hit (inf on a miss), geometry_ids, primitive_ids, instance_ids (uint32,
         INVALID_ID on a miss), primitive_uvs (..., 2), primitive_normals (..., 3).
@@ -174,7 +178,8 @@ class Scene:
         nthreads (every batch query): 0 uses every core; 1..1024 that many threads (a few pools of
         the counts used are kept for reuse); anything else raises ValueError. tnear/tfar: the
         t range searched; mask: the ray mask; cull_back_faces: skip back faces (and the exit
-        crossing of spheres). The same options apply to every batch ray query."""
+        crossing of spheres). The same options apply to every batch ray query. instance_paths: also
+        return instance_paths (..., 8) uint32, every instance on the way (nested instances)."""
     def test_occlusions(
         self,
         rays: ArrayLike,
@@ -204,6 +209,7 @@ class Scene:
         tfar: TRange = float("inf"),
         mask: int = 0xFFFFFFFF,
         cull_back_faces: bool = False,
+        instance_paths: bool = False,
     ) -> Dict[str, np.ndarray]:
         """All hits: ray_splits (num_rays + 1,), ray_ids, t_hit, geometry_ids, primitive_ids,
         instance_ids, primitive_uvs, primitive_normals; sorted by ray then t."""

@@ -8,7 +8,7 @@ use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
-use raypick::{Hit, Ray};
+use raypick::{Hit, InstancePath, Ray, MAX_INSTANCE_DEPTH};
 
 use super::options::{Given, QueryArgs};
 use super::state::Built;
@@ -51,11 +51,15 @@ pub(super) struct CastColumns {
     primitive_uvs: Vec<f32>,
     primitive_normals: Vec<f32>,
     instance_ids: Vec<u32>,
+    /// [`MAX_INSTANCE_DEPTH`] ids per row, outermost first, padded with `INVALID_ID`; filled
+    /// only when asked for.
+    instance_paths: Option<Vec<u32>>,
 }
 
 impl CastColumns {
-    fn with_capacity(n: usize) -> Self {
+    fn with_capacity(n: usize, paths: bool) -> Self {
         Self {
+            instance_paths: paths.then(|| Vec::with_capacity(MAX_INSTANCE_DEPTH * n)),
             t_hit: Vec::with_capacity(n),
             geometry_ids: Vec::with_capacity(n),
             primitive_ids: Vec::with_capacity(n),
@@ -73,7 +77,50 @@ impl CastColumns {
         self.primitive_uvs.extend([h.u, h.v]);
         self.primitive_normals.extend(h.normal.to_array());
         self.instance_ids.push(h.instance.unwrap_or(INVALID_ID));
+        if let Some(paths) = &mut self.instance_paths {
+            paths.extend(path_row(h.instance_path));
+        }
     }
+
+    /// Appends one ray's answer: its hit, or a miss.
+    fn push_answer(&mut self, built: &Built, hit: Option<&Hit>) {
+        match hit {
+            Some(h) => self.push(built, h),
+            None => {
+                self.t_hit.push(f32::INFINITY);
+                self.geometry_ids.push(INVALID_ID);
+                self.primitive_ids.push(INVALID_ID);
+                self.primitive_uvs.extend([0.0; 2]);
+                self.primitive_normals.extend([0.0; 3]);
+                self.instance_ids.push(INVALID_ID);
+                if let Some(paths) = &mut self.instance_paths {
+                    paths.extend(path_row(InstancePath::EMPTY));
+                }
+            }
+        }
+    }
+
+    /// The columns as a dict of arrays, `lead` leading dimensions each.
+    fn into_dict<'py>(self, py: Python<'py>, lead: &[usize]) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        put(&d, "t_hit", self.t_hit, lead, &[])?;
+        put(&d, "geometry_ids", self.geometry_ids, lead, &[])?;
+        put(&d, "primitive_ids", self.primitive_ids, lead, &[])?;
+        put(&d, "primitive_uvs", self.primitive_uvs, lead, &[2])?;
+        put(&d, "primitive_normals", self.primitive_normals, lead, &[3])?;
+        put(&d, "instance_ids", self.instance_ids, lead, &[])?;
+        if let Some(paths) = self.instance_paths {
+            put(&d, "instance_paths", paths, lead, &[MAX_INSTANCE_DEPTH])?;
+        }
+        Ok(d)
+    }
+}
+
+/// A hit's instance path as a row of [`MAX_INSTANCE_DEPTH`] ids, padded with `INVALID_ID`.
+fn path_row(path: InstancePath) -> [u32; MAX_INSTANCE_DEPTH] {
+    let mut row = [INVALID_ID; MAX_INSTANCE_DEPTH];
+    row[..path.len()].copy_from_slice(path.as_slice());
+    row
 }
 
 /// The columns of [`PyScene::cast_rays`] as they are filled: the memory of the numpy arrays it
@@ -159,14 +206,45 @@ impl CastOut<'_> {
     }
 }
 
+/// [`cast_rays`] with the `instance_paths` column: through the engine's batch into `Hit`s, then
+/// the columns (every answer has a path to copy, so the in-place writer's speed buys little).
+fn cast_rays_with_paths<'py>(
+    built: &Built,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
+    nthreads: NThreads,
+) -> PyResult<Bound<'py, PyDict>> {
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
+    let cols = py.detach(|| {
+        threads::run(nthreads, || {
+            let hits = built.scene.intersect_batch(&rays, &opts);
+            let mut cols = CastColumns::with_capacity(hits.len(), true);
+            for h in &hits {
+                cols.push_answer(built, h.as_ref());
+            }
+            cols
+        })
+    })?;
+    cols.into_dict(py, &f.lead)
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(super) fn cast_rays<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
     given: &Given<'_, 'py>,
     nthreads: NThreads,
+    instance_paths: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
+    if instance_paths {
+        return cast_rays_with_paths(&built, py, rays, given, nthreads);
+    }
     let f = read_rows_from(rays, "rays", 6, built.origin)?;
     let args = given.read(f.values().len() / 6)?;
     let values = f.values();
@@ -276,6 +354,7 @@ pub(super) fn list_intersections<'py>(
     rays: &Bound<'py, PyAny>,
     given: &Given<'_, 'py>,
     nthreads: NThreads,
+    instance_paths: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
     let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
@@ -292,7 +371,7 @@ pub(super) fn list_intersections<'py>(
             let total = all.iter().map(Vec::len).sum();
             let mut splits = Vec::with_capacity(all.len() + 1);
             let mut ray_ids = Vec::with_capacity(total);
-            let mut cols = CastColumns::with_capacity(total);
+            let mut cols = CastColumns::with_capacity(total, instance_paths);
             splits.push(0i64);
             for (i, hits) in all.iter().enumerate() {
                 for h in hits {
@@ -305,14 +384,8 @@ pub(super) fn list_intersections<'py>(
         })
     })?;
     let k = ray_ids.len();
-    let d = PyDict::new(py);
+    let d = cols.into_dict(py, &[k])?;
     put(&d, "ray_splits", splits, &[rays.len() + 1], &[])?;
     put(&d, "ray_ids", ray_ids, &[k], &[])?;
-    put(&d, "t_hit", cols.t_hit, &[k], &[])?;
-    put(&d, "geometry_ids", cols.geometry_ids, &[k], &[])?;
-    put(&d, "primitive_ids", cols.primitive_ids, &[k], &[])?;
-    put(&d, "primitive_uvs", cols.primitive_uvs, &[k], &[2])?;
-    put(&d, "primitive_normals", cols.primitive_normals, &[k], &[3])?;
-    put(&d, "instance_ids", cols.instance_ids, &[k], &[])?;
     Ok(d)
 }

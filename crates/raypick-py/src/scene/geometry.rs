@@ -176,12 +176,7 @@ pub(super) fn add_instance(
             s.clone()
         } else {
             let entry = match state.entries.get(g as usize) {
-                Some(e @ (Entry::Mesh(_) | Entry::Spheres(_))) => e.clone(),
-                Some(Entry::Instance(_)) => {
-                    return Err(PyValueError::new_err(format!(
-                        "geometry {g} is an instance; instances cannot be instanced (two levels)"
-                    )))
-                }
+                Some(e) => e.clone(),
                 None => {
                     return Err(PyIndexError::new_err(format!(
                         "no geometry {g} (the scene has {})",
@@ -206,6 +201,13 @@ pub(super) fn add_instance(
             "add_instance needs a raypick.Scene or a geometry id (int) of this scene",
         ));
     };
+    let depth = 1 + source.scene.instance_depth();
+    if depth > raypick::MAX_INSTANCE_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "instances would nest {depth} deep, more than the {} supported",
+            raypick::MAX_INSTANCE_DEPTH
+        )));
+    }
     scene.add_entry(
         py,
         Entry::Instance(InstanceEntry {
@@ -253,6 +255,7 @@ pub(super) fn update_vertices(
     let mut built = Arc::try_unwrap(built).unwrap_or_else(|shared| Built {
         scene: shared.scene.clone(),
         remap: shared.remap.clone(),
+        entries: shared.entries.clone(),
         origin: shared.origin,
     });
     let rust = Arc::make_mut(&mut built.scene);

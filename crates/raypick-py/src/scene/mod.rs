@@ -96,16 +96,6 @@ impl PyScene {
         if let Some(s) = &state.as_source {
             return Ok(s.clone());
         }
-        if state
-            .entries
-            .iter()
-            .any(|e| matches!(e, Entry::Instance(_)))
-        {
-            return Err(PyValueError::new_err(
-                "the scene to instance holds instances itself; raypick supports two levels \
-                 (a scene of instances of scenes of meshes and spheres)",
-            ));
-        }
         let built = build(py, state)?;
         let source = Arc::new(Source {
             entries: state.entries.clone(),
@@ -214,10 +204,10 @@ impl PyScene {
     /// the instance's geometry id.
     ///
     /// Args:
-    ///     scene_or_geometry: a :class:`Scene` of meshes and spheres (no instances: two levels) —
-    ///         captured as it is now, like Embree's commit; later changes to it do not affect this
-    ///         instance — or the geometry id of a mesh or sphere set of this scene (a transformed
-    ///         copy; the original stays where it is).
+    ///     scene_or_geometry: a :class:`Scene` — captured as it is now, like Embree's commit;
+    ///         later changes to it do not affect this instance; it may hold instances itself, up
+    ///         to 8 levels of instances in all — or the geometry id of a geometry of this scene (a
+    ///         transformed copy; the original stays where it is).
     ///     matrix: ``(4, 4)`` ``world_from_object`` matrix (numpy convention:
     ///         ``p_world = matrix @ [x, y, z, 1]``), last row ``[0, 0, 0, 1]``; default identity.
     ///     name: optional name.
@@ -225,7 +215,9 @@ impl PyScene {
     ///         placed geometries when it passes both the instance's mask and theirs.
     ///
     /// Hits in an instance report ``instance_ids`` = the instance's id and ``geometry_ids`` = the
-    /// geometry id inside the placed scene (for a placed geometry of this scene: its own id).
+    /// geometry id inside the placed scene (for a placed geometry of this scene: its own id); with
+    /// nested instances, ``instance_paths`` (see :meth:`cast_rays`) lists every instance on the
+    /// way and ``geometry_ids`` is the id in the innermost placed scene.
     /// ``t`` stays in units of the world ray's direction.
     ///
     /// Example::
@@ -368,6 +360,9 @@ impl PyScene {
     ///         (geometry masks are set by ``add_triangles(..., mask=)`` etc.; default all bits).
     ///     cull_back_faces: skip triangles seen from behind (``dot(normal, d) >= 0``) and the
     ///         exit crossing of spheres.
+    ///     instance_paths: also return ``instance_paths``, ``(..., 8)`` uint32: every instance a
+    ///         hit was reached through, outermost first, padded with ``INVALID_ID`` (nested
+    ///         instances; ``instance_ids`` is the first column).
     ///
     /// Returns:
     ///     dict of numpy arrays shaped like ``rays.shape[:-1]``: ``t_hit`` (float32, ``inf`` on a
@@ -388,8 +383,8 @@ impl PyScene {
     ///     >>> depth = ans["t_hit"]                   # (H, W)
     ///     >>> ans = scene.cast_rays(rays, tfar=10.0, mask=0b10, cull_back_faces=True)
     #[pyo3(
-        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
-        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false, instance_paths=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False, instance_paths=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn cast_rays<'py>(
@@ -401,6 +396,7 @@ impl PyScene {
         tfar: Option<&Bound<'py, PyAny>>,
         mask: u32,
         cull_back_faces: bool,
+        instance_paths: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let given = Given {
             tnear,
@@ -408,7 +404,7 @@ impl PyScene {
             mask,
             cull_back_faces,
         };
-        cast::cast_rays(self, py, rays, &given, nthreads)
+        cast::cast_rays(self, py, rays, &given, nthreads, instance_paths)
     }
 
     /// Whether anything is hit with ``t`` in ``[tnear, tfar]`` (Open3D
@@ -490,8 +486,8 @@ impl PyScene {
     ///     ``primitive_uvs`` (``(K, 2)`` float32) and ``primitive_normals`` (``(K, 3)``).
     ///
     /// Edges and vertices shared by consistently wound triangles are reported once (as in
-    /// :meth:`count_intersections`). ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as
-    /// for :meth:`cast_rays`.
+    /// :meth:`count_intersections`). ``tnear``, ``tfar``, ``mask``, ``cull_back_faces`` and
+    /// ``instance_paths`` as for :meth:`cast_rays`.
     ///
     /// Example::
     ///
@@ -499,8 +495,8 @@ impl PyScene {
     ///     >>> ans["ray_splits"].tolist(), np.round(ans["t_hit"], 4).tolist()
     ///     ([0, 2], [4.0, 6.0])
     #[pyo3(
-        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
-        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false, instance_paths=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False, instance_paths=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn list_intersections<'py>(
@@ -512,6 +508,7 @@ impl PyScene {
         tfar: Option<&Bound<'py, PyAny>>,
         mask: u32,
         cull_back_faces: bool,
+        instance_paths: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let given = Given {
             tnear,
@@ -519,7 +516,7 @@ impl PyScene {
             mask,
             cull_back_faces,
         };
-        cast::list_intersections(self, py, rays, &given, nthreads)
+        cast::list_intersections(self, py, rays, &given, nthreads, instance_paths)
     }
 
     /// The closest surface point of each query point (Open3D

@@ -1,7 +1,7 @@
 //! Picking through a [`PyCamera`]: the hit under a window position, and marquee selection.
 
 use pyo3::prelude::*;
-use raypick::{Geometry, QueryOptions};
+use raypick::QueryOptions;
 
 use super::PyScene;
 use crate::camera::PyCamera;
@@ -30,20 +30,8 @@ pub(super) fn pick(
         raypick::camera::pick(&built.scene, cam, pixel)
     };
     Ok(picked.map(|p| {
-        let h = p.hit;
-        let geometry_id = built.geometry_id(&h);
-        let name = match h.instance {
-            Some(i) if built.remap.get(i as usize).copied().flatten().is_none() => built
-                .scene
-                .geometry(i)
-                .and_then(|g| match g {
-                    Geometry::Instance(inst) => inst.scene().geometry_name(h.geom),
-                    _ => None,
-                })
-                .map(str::to_owned),
-            _ => built.scene.geometry_name(geometry_id).map(str::to_owned),
-        };
-        PyHit::new(&h, built.origin, geometry_id, name)
+        let (geometry_id, name) = built.id_and_name(&p.hit);
+        PyHit::new(&p.hit, built.origin, geometry_id, name)
     }))
 }
 

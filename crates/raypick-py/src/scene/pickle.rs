@@ -15,14 +15,50 @@ use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, St
 use super::PyScene;
 use crate::arrays::{put, read_floats, read_triangles};
 
-/// 2: geometry masks and the frames' origins (`"origin"`, world position of the frame the stored
-/// `f32` coordinates are relative to). Version 1 states (no masks, origin zero) still load.
+/// 2: geometry masks, the frames' origins (`"origin"`, world position of the frame the stored
+/// `f32` coordinates are relative to), and sources whose instances place other sources (nested
+/// instances; each source is stored after those it places). Version 1 states (no masks, origin
+/// zero, two levels) still load.
 pub(super) const STATE_VERSION: u32 = 2;
+
+/// The instance sources of a state, each stored once, every source after those its own instances
+/// place (so that loading can build them in order).
+pub(super) struct Sources<'py> {
+    placed: Vec<Arc<Source>>,
+    dicts: Vec<Bound<'py, PyDict>>,
+}
+
+impl<'py> Sources<'py> {
+    fn new() -> Self {
+        Self {
+            placed: Vec::new(),
+            dicts: Vec::new(),
+        }
+    }
+
+    /// The index of source `s`, stored (after the sources it places) on first sight.
+    fn index(&mut self, py: Python<'py>, s: &Arc<Source>) -> PyResult<usize> {
+        if let Some(k) = self.placed.iter().position(|x| Arc::ptr_eq(x, s)) {
+            return Ok(k);
+        }
+        let list = PyList::empty(py);
+        for e in &s.entries {
+            list.append(entry_to_py(py, e, self)?)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("geometries", list)?;
+        d.set_item("remap", s.remap)?;
+        d.set_item("origin", s.origin.to_array())?;
+        self.placed.push(s.clone());
+        self.dicts.push(d);
+        Ok(self.placed.len() - 1)
+    }
+}
 
 pub(super) fn entry_to_py<'py>(
     py: Python<'py>,
     e: &Entry,
-    sources: &mut Vec<Arc<Source>>,
+    sources: &mut Sources<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     match e {
@@ -43,13 +79,7 @@ pub(super) fn entry_to_py<'py>(
             put(&d, "radii", s.radii().to_vec(), &[s.radii().len()], &[])?;
         }
         Entry::Instance(i) => {
-            let k = match sources.iter().position(|s| Arc::ptr_eq(s, &i.source)) {
-                Some(k) => k,
-                None => {
-                    sources.push(i.source.clone());
-                    sources.len() - 1
-                }
-            };
+            let k = sources.index(py, &i.source)?;
             d.set_item("kind", "instance")?;
             d.set_item("name", i.name.as_deref())?;
             d.set_item("mask", i.mask)?;
@@ -131,24 +161,12 @@ fn origin_of(d: &Bound<'_, PyDict>) -> PyResult<DVec3> {
 
 pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let state = scene.lock(py);
-    let mut sources: Vec<Arc<Source>> = Vec::new();
+    let mut sources = Sources::new();
     let geoms = PyList::empty(py);
     for e in &state.entries {
         geoms.append(entry_to_py(py, e, &mut sources)?)?;
     }
-    let srcs = PyList::empty(py);
-    for s in &sources {
-        let d = PyDict::new(py);
-        let list = PyList::empty(py);
-        let mut none = Vec::new();
-        for e in &s.entries {
-            list.append(entry_to_py(py, e, &mut none)?)?;
-        }
-        d.set_item("geometries", list)?;
-        d.set_item("remap", s.remap)?;
-        d.set_item("origin", s.origin.to_array())?;
-        srcs.append(d)?;
-    }
+    let srcs = PyList::new(py, sources.dicts)?;
     let d = PyDict::new(py);
     d.set_item("version", STATE_VERSION)?;
     d.set_item("origin", state.origin.to_array())?;
@@ -171,10 +189,11 @@ pub(super) fn set_state(
     let mut sources = Vec::new();
     for s in get(state, "sources")?.cast::<PyList>()?.iter() {
         let s = s.cast::<PyDict>()?;
+        // A source's instances place sources stored before it.
         let entries = get(s, "geometries")?
             .cast::<PyList>()?
             .iter()
-            .map(|g| entry_from_py(g.cast::<PyDict>()?, &[]))
+            .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
             .collect::<PyResult<Vec<_>>>()?;
         let remap: Option<u32> = get(s, "remap")?.extract()?;
         let origin = origin_of(s)?;

@@ -81,7 +81,7 @@ pub(super) fn compute_closest_points<'py>(
         match c {
             Some(c) => {
                 at.extend((c.point.as_dvec3() + built.origin).as_vec3().to_array());
-                geom.push(built.geometry_id_of(c.geom, c.instance));
+                geom.push(built.geometry_id_of(c.geom, &c.instance_path));
                 prim.push(c.prim);
                 uvs.extend([c.u, c.v]);
                 normals.extend(c.normal.to_array());

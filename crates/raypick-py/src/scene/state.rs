@@ -7,7 +7,7 @@ use std::sync::Arc;
 use glam::{Affine3A, DMat4, DVec3, Mat4};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use raypick::{Geometry, Hit, SceneBuilder, Spheres, TriMesh};
+use raypick::{Geometry, Hit, InstancePath, SceneBuilder, Spheres, TriMesh};
 
 use super::INVALID_ID;
 
@@ -49,6 +49,8 @@ pub(super) struct Source {
 pub(super) struct Built {
     pub(super) scene: Arc<raypick::Scene>,
     pub(super) remap: Vec<Option<u32>>,
+    /// The entries the scene was built from (their instances lead to nested sources' remaps).
+    pub(super) entries: Vec<Entry>,
     /// The origin of the scene's frame in world space ([`State::origin`]).
     pub(super) origin: DVec3,
 }
@@ -56,21 +58,61 @@ pub(super) struct Built {
 impl Built {
     #[inline]
     pub(super) fn geometry_id(&self, hit: &Hit) -> u32 {
-        self.geometry_id_of(hit.geom, hit.instance)
+        self.geometry_id_of(hit.geom, &hit.instance_path)
     }
 
-    /// The Python geometry id of geometry `geom` reached through `instance`.
+    /// The Python geometry id of geometry `geom` reached through instances `path`: `geom`, unless
+    /// the innermost instance places a geometry of the scene that holds it (`add_instance(g)`),
+    /// whose id `g` is reported then.
     #[inline]
-    pub(super) fn geometry_id_of(&self, geom: u32, instance: Option<u32>) -> u32 {
-        match instance {
-            Some(i) => self
+    pub(super) fn geometry_id_of(&self, geom: u32, path: &InstancePath) -> u32 {
+        match path.as_slice() {
+            [] => geom,
+            &[i] => self
                 .remap
                 .get(i as usize)
                 .copied()
                 .flatten()
                 .unwrap_or(geom),
-            None => geom,
+            deeper => self.innermost(deeper).and_then(|s| s.remap).unwrap_or(geom),
         }
+    }
+
+    /// The source placed by the last instance of `path`, found through the entries.
+    fn innermost(&self, path: &[u32]) -> Option<&Source> {
+        let mut entries = &self.entries;
+        let mut source = None;
+        for &id in path {
+            let Entry::Instance(i) = entries.get(id as usize)? else {
+                return None;
+            };
+            source = Some(&*i.source);
+            entries = &i.source.entries;
+        }
+        source
+    }
+
+    /// The Python geometry id and the name of a hit's geometry: the placed geometry's name, or
+    /// for `add_instance(g)` copies, geometry `g`'s (in the scene that holds the instance).
+    pub(super) fn id_and_name(&self, hit: &Hit) -> (u32, Option<String>) {
+        let id = self.geometry_id(hit);
+        let path = hit.instance_path.as_slice();
+        let remapped = match path {
+            [] => false,
+            &[i] => self.remap.get(i as usize).copied().flatten().is_some(),
+            deeper => self.innermost(deeper).is_some_and(|s| s.remap.is_some()),
+        };
+        let holder = if remapped {
+            // The scene holding the innermost instance: the path without its last id.
+            let outer = path[..path.len() - 1]
+                .iter()
+                .fold(InstancePath::EMPTY, |p, &i| p.pushed(i));
+            self.scene.placed_scene(&outer)
+        } else {
+            self.scene.placed_scene(&hit.instance_path)
+        };
+        let name = holder.and_then(|s| s.geometry_name(id)).map(str::to_owned);
+        (id, name)
     }
 }
 
@@ -243,6 +285,7 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
     let built = Arc::new(Built {
         scene: Arc::new(scene),
         remap,
+        entries: entries.clone(),
         origin,
     });
     state.built = Some(built.clone());
@@ -325,6 +368,7 @@ mod tests {
         let built = Built {
             scene: Arc::new(scene),
             remap: vec![None, Some(0)],
+            entries: top,
             origin: DVec3::ZERO,
         };
         // Through the original (z = 0) first, then the copy at z = -2.
