@@ -3,7 +3,7 @@
 # numpy and pytest into it when they are missing, builds crates/raypick-py into it with maturin, and
 # runs its pytest suite. Idempotent; re-runs rebuild only what changed.
 #
-#   bash scripts/py-test.sh            # dev profile (fast to build; what CI runs)
+#   bash scripts/py-test.sh            # dev profile, editable install (quick to rebuild while working)
 #   RAYPICK_PY_RELEASE=1 bash scripts/py-test.sh   # release build (what bench/compare.py measures)
 #   bash scripts/py-test.sh -k pickle  # extra arguments go to pytest
 set -euo pipefail

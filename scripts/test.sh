@@ -32,8 +32,8 @@ cargo test -p raypick --features force-scalar --lib --test scene_queries --test 
 RAYPICK_CLI="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/raypick"
 export RAYPICK_CLI RAYPICK_BIN="$RAYPICK_CLI"
 
-step "Python bindings: venv, maturin build, pytest"
-bash scripts/py-test.sh
+step "Python bindings: the release wheel, installed in a fresh venv, pytest"
+bash scripts/py-wheel-test.sh
 
 step "browser end-to-end: raypick serve in headless Chromium"
 bash scripts/e2e.sh

@@ -610,3 +610,30 @@ fn keep_instances_keeps_every_node_an_instance() {
     );
     assert!(hits.iter().all(|&i| t_baked[i].is_finite()));
 }
+
+/// The README's `raypick pick` example is what the binary prints for that command.
+#[test]
+fn readme_pick_example_is_what_the_binary_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let command = "$ raypick pick ../shared/data/obj/stanford-bunny.obj --pixel 400,300";
+    let start = readme
+        .find(command)
+        .expect("the README shows the pick example")
+        + command.len();
+    let shown: Vec<&str> = readme[start..]
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let text = stdout_of(
+        raypick()
+            .arg("pick")
+            .arg(data("obj/stanford-bunny.obj"))
+            .args(["--pixel", "400,300"]),
+    );
+    let printed: Vec<&str> = text.lines().map(str::trim).collect();
+    assert_eq!(shown, printed);
+}

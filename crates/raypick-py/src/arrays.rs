@@ -10,6 +10,7 @@
 //! numpy has freed ([`pooled`], at most [`POOL_BYTES`] kept), instead of fresh pages that the
 //! kernel must fault in and zero on every call.
 
+use glam::DVec3;
 use numpy::ndarray::{ArrayView, IxDyn};
 use numpy::prelude::*;
 use numpy::{Element, PyArray, PyArrayDyn, PyUntypedArray};
@@ -109,11 +110,28 @@ pub fn read_rows<'py>(
 }
 
 /// `obj` as a numpy array (arrays pass through, anything else goes through `numpy.asarray`).
-fn as_ndarray<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyUntypedArray>> {
+///
+/// Tensors of other libraries on the CPU (PyTorch, Open3D, JAX, CuPy on the host…) come through
+/// DLPack (`numpy.from_dlpack`) without a copy: `numpy.asarray` makes an array of objects of an
+/// Open3D tensor. A tensor on a GPU is refused with DLPack's own message.
+pub fn as_ndarray<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Bound<'py, PyUntypedArray>> {
     if let Ok(a) = obj.cast::<PyUntypedArray>() {
         return Ok(a.clone());
     }
     let np = obj.py().import("numpy")?;
+    if obj.hasattr("__dlpack__")? && obj.hasattr("__dlpack_device__")? {
+        let a = np.call_method1("from_dlpack", (obj,)).map_err(|e| {
+            PyValueError::new_err(format!(
+                "{name}: cannot read the tensor through DLPack (it must be on the CPU): {e}"
+            ))
+        })?;
+        return a
+            .cast_into::<PyUntypedArray>()
+            .map_err(|_| PyValueError::new_err(format!("{name} must be an array of numbers")));
+    }
     let a = np
         .call_method1("asarray", (obj,))
         .map_err(|e| PyValueError::new_err(format!("{name} must be an array of numbers: {e}")))?;
@@ -165,21 +183,40 @@ fn copy_as_f32(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<f32>> {
     copy_as_f32(converted.cast::<PyUntypedArray>()?)
 }
 
-/// Reads a real-valued array whose last dimension is `last` (`min_ndim` dimensions at least,
-/// `exact_ndim` exactly when given). Accepts float32 and float64 (any strides), other float widths
-/// and integers; rejects booleans, complex numbers, strings and objects with a `ValueError`.
-pub fn read_floats(
-    obj: &Bound<'_, PyAny>,
+/// Copies `a` (any strides, a real dtype) into a C-order vector of `f64`.
+fn copy_as_f64(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<f64>> {
+    if !a.getattr("flags")?.getattr("aligned")?.extract::<bool>()? {
+        let aligned = a.call_method0("copy")?;
+        return copy_as_f64(aligned.cast::<PyUntypedArray>()?);
+    }
+    if let Ok(t) = a.cast::<PyArrayDyn<f64>>() {
+        let r = t.readonly();
+        return Ok(match r.as_slice() {
+            Ok(s) if t.is_c_contiguous() => s.to_vec(),
+            _ => r.as_array().iter().copied().collect(),
+        });
+    }
+    if let Ok(t) = a.cast::<PyArrayDyn<f32>>() {
+        let r = t.readonly();
+        return Ok(r.as_array().iter().map(|&x| f64::from(x)).collect());
+    }
+    let converted = a.call_method1("astype", ("float64",))?;
+    copy_as_f64(converted.cast::<PyUntypedArray>()?)
+}
+
+/// Checks that `a` is real-valued with last dimension `last` (see [`read_floats`]) and returns
+/// its leading shape.
+fn checked_lead(
+    a: &Bound<'_, PyUntypedArray>,
     name: &str,
     last: usize,
     exact_ndim: Option<usize>,
-) -> PyResult<Floats> {
-    let a = as_ndarray(obj, name)?;
+) -> PyResult<Vec<usize>> {
     let kind = a.dtype().kind();
     if !matches!(kind, b'f' | b'i' | b'u') {
         return Err(PyValueError::new_err(format!(
             "{name} must be a float32 or float64 array, got dtype {}",
-            dtype_str(&a)
+            dtype_str(a)
         )));
     }
     let shape = a.shape().to_vec();
@@ -198,11 +235,85 @@ pub fn read_floats(
             shape_str(&shape)
         )));
     }
-    let data = copy_as_f32(&a)?;
+    Ok(shape[..shape.len() - 1].to_vec())
+}
+
+/// Reads a real-valued array (see [`read_floats`]) in `f64`: its leading shape and its values.
+pub fn read_floats64(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    last: usize,
+    exact_ndim: Option<usize>,
+) -> PyResult<(Vec<usize>, Vec<f64>)> {
+    let a = as_ndarray(obj, name)?;
+    let lead = checked_lead(&a, name, last, exact_ndim)?;
+    Ok((lead, copy_as_f64(&a)?))
+}
+
+/// Positions in a scene's frame: the first three values of every row of `last` minus `origin`,
+/// subtracted in `f64` and rounded to `f32` once (the other values rounded as they are). With the
+/// origin at zero this is [`read_floats`] exactly.
+pub fn read_floats_from(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    last: usize,
+    exact_ndim: Option<usize>,
+    origin: DVec3,
+) -> PyResult<Floats> {
+    if origin == DVec3::ZERO {
+        return read_floats(obj, name, last, exact_ndim);
+    }
+    let (lead, values) = read_floats64(obj, name, last, exact_ndim)?;
     Ok(Floats {
-        lead: shape[..shape.len() - 1].to_vec(),
-        data,
+        lead,
+        data: shifted(&values, last, origin),
     })
+}
+
+/// `values` (rows of `last`, the first three a position) with `origin` subtracted, as `f32`.
+pub fn shifted(values: &[f64], last: usize, origin: DVec3) -> Vec<f32> {
+    let o = origin.to_array();
+    values
+        .chunks_exact(last)
+        .flat_map(|row| {
+            row.iter()
+                .enumerate()
+                .map(move |(k, &x)| if k < 3 { (x - o[k]) as f32 } else { x as f32 })
+        })
+        .collect()
+}
+
+/// [`read_rows`] for a scene whose frame is at `origin`: rays are lent as they are when the origin
+/// is zero, else read in `f64`, moved and rounded once ([`read_floats_from`]).
+pub fn read_rows_from<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    last: usize,
+    origin: DVec3,
+) -> PyResult<FloatRows<'py>> {
+    if origin == DVec3::ZERO {
+        return read_rows(obj, name, last);
+    }
+    let f = read_floats_from(obj, name, last, None, origin)?;
+    Ok(FloatRows {
+        lead: f.lead,
+        source: RowSource::Copied(f.data),
+    })
+}
+
+/// Reads a real-valued array whose last dimension is `last` (`min_ndim` dimensions at least,
+/// `exact_ndim` exactly when given). Accepts float32 and float64 (any strides), other float widths
+/// and integers; rejects booleans, complex numbers, strings and objects with a `ValueError`.
+pub fn read_floats(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    last: usize,
+    exact_ndim: Option<usize>,
+) -> PyResult<Floats> {
+    let a = as_ndarray(obj, name)?;
+    let lead = checked_lead(&a, name, last, exact_ndim)?;
+    let data = copy_as_f32(&a)?;
+    Ok(Floats { lead, data })
 }
 
 /// Reads a `(3,)` vector (a point or direction).

@@ -47,15 +47,20 @@ pub use camera::pinhole_rays;
 ///         instances either way.
 ///
 /// Raises:
-///     ValueError: the file cannot be read or parsed, a reference is refused, or a budget is
-///         exceeded; the message says which file, where, and why. Also for a budget below 1.
+///     FileNotFoundError: the file (or a glTF buffer file it refers to) does not exist.
+///     PermissionError: it may not be read.
+///     OSError: any other file-system failure (a folder given as the file, an I/O error).
+///     ValueError: the content cannot be parsed, a reference is refused, or a budget is exceeded;
+///         the message says which file, where, and why. Also for a budget below 1.
 ///
 /// Example::
 ///
 ///     >>> scene = raypick.load("bunny.obj")
 ///     >>> scene.num_triangles
 ///     69451
-///     >>> scene = raypick.load("trusted/scene.gltf", allow_outside_refs=True, max_bytes=4 << 30)
+///     >>> truck = raypick.load("truck.glb", allow_outside_refs=True, max_bytes=4 << 30)  # trusted
+///     >>> truck.num_triangles
+///     2856
 #[pyfunction]
 #[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None, keep_instances=false))]
 fn load(
@@ -99,8 +104,27 @@ fn load(
     });
     let loaded = py
         .detach(|| raypick_io::load_with(&path, &options))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        .map_err(load_error)?;
     Ok(scene::PyScene::from_rust(&loaded.scene))
+}
+
+/// The Python exception for a load error: file-system failures are `OSError`s (the subclass
+/// Python itself raises for that `errno`, such as `FileNotFoundError`), bad content is a
+/// `ValueError`. The message is the Rust error's (file, place, reason) either way.
+fn load_error(e: raypick_io::LoadError) -> PyErr {
+    use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError};
+    use raypick_io::LoadError;
+    let io = match &e {
+        LoadError::Io { error, .. } | LoadError::MissingBuffer { error, .. } => Some(error.kind()),
+        _ => None,
+    };
+    let message = e.to_string();
+    match io {
+        Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(message),
+        Some(std::io::ErrorKind::PermissionDenied) => PyPermissionError::new_err(message),
+        Some(_) => PyOSError::new_err(message),
+        None => PyValueError::new_err(message),
+    }
 }
 
 /// The extension module.

@@ -264,8 +264,8 @@ def test_a_placed_scene_is_captured_at_add_time():
     assert world.cast_rays(ray)["t_hit"] == pytest.approx(10, rel=4e-7)
     assert part.cast_rays(ray)["t_hit"] == pytest.approx(5, rel=4e-7)
     nested = raypick.Scene()
-    with pytest.raises(ValueError, match="two levels"):
-        nested.add_instance(world)
+    nested.add_instance(world)  # instances nest (tests/test_nested.py)
+    assert nested.cast_rays(ray, instance_paths=True)["instance_paths"][:2].tolist() == [0, 0]
 
 
 # ---- pickling -----------------------------------------------------------------------------------
@@ -419,7 +419,7 @@ def test_load_names_and_counts():
     clone = pickle.loads(pickle.dumps(simple))
     rays = raypick.create_rays_pinhole(60, [1, 0.5, 0], [1, 0.5, 4], [0, 1, 0], 16, 16)
     assert_same(clone.cast_rays(rays), simple.cast_rays(rays))
-    with pytest.raises(ValueError):
+    with pytest.raises(FileNotFoundError, match="no-such-file.obj"):
         raypick.load(SHARED_DATA / "no-such-file.obj")
 
 

@@ -8,18 +8,23 @@ use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
-use raypick::{Hit, QueryOptions, Ray};
+use raypick::{Hit, InstancePath, Ray, MAX_INSTANCE_DEPTH};
 
+use super::options::{Given, QueryArgs};
 use super::state::Built;
 use super::{PyScene, INVALID_ID};
-use crate::arrays::{pooled, put, read_floats, read_rows, to_numpy, value, Floats};
+use crate::arrays::{pooled, put, read_floats_from, read_rows_from, to_numpy, value, Floats};
 use crate::threads::{self, NThreads};
 
-/// Rays from an `(..., 6)` array: origin, direction, `t ∈ [t_min, t_max]`.
-pub(super) fn rays_from(f: &Floats, t_min: f32, t_max: f32) -> Vec<Ray> {
+/// Rays from an `(..., 6)` array: origin, direction, ray `i` over `args.span(i)`.
+pub(super) fn rays_from(f: &Floats, args: &QueryArgs) -> Vec<Ray> {
     f.data
         .chunks_exact(6)
-        .map(|c| ray_at(c, t_min, t_max))
+        .enumerate()
+        .map(|(i, c)| {
+            let (t_min, t_max) = args.span(i);
+            ray_at(c, t_min, t_max)
+        })
         .collect()
 }
 
@@ -46,11 +51,15 @@ pub(super) struct CastColumns {
     primitive_uvs: Vec<f32>,
     primitive_normals: Vec<f32>,
     instance_ids: Vec<u32>,
+    /// [`MAX_INSTANCE_DEPTH`] ids per row, outermost first, padded with `INVALID_ID`; filled
+    /// only when asked for.
+    instance_paths: Option<Vec<u32>>,
 }
 
 impl CastColumns {
-    fn with_capacity(n: usize) -> Self {
+    fn with_capacity(n: usize, paths: bool) -> Self {
         Self {
+            instance_paths: paths.then(|| Vec::with_capacity(MAX_INSTANCE_DEPTH * n)),
             t_hit: Vec::with_capacity(n),
             geometry_ids: Vec::with_capacity(n),
             primitive_ids: Vec::with_capacity(n),
@@ -68,7 +77,50 @@ impl CastColumns {
         self.primitive_uvs.extend([h.u, h.v]);
         self.primitive_normals.extend(h.normal.to_array());
         self.instance_ids.push(h.instance.unwrap_or(INVALID_ID));
+        if let Some(paths) = &mut self.instance_paths {
+            paths.extend(path_row(h.instance_path));
+        }
     }
+
+    /// Appends one ray's answer: its hit, or a miss.
+    fn push_answer(&mut self, built: &Built, hit: Option<&Hit>) {
+        match hit {
+            Some(h) => self.push(built, h),
+            None => {
+                self.t_hit.push(f32::INFINITY);
+                self.geometry_ids.push(INVALID_ID);
+                self.primitive_ids.push(INVALID_ID);
+                self.primitive_uvs.extend([0.0; 2]);
+                self.primitive_normals.extend([0.0; 3]);
+                self.instance_ids.push(INVALID_ID);
+                if let Some(paths) = &mut self.instance_paths {
+                    paths.extend(path_row(InstancePath::EMPTY));
+                }
+            }
+        }
+    }
+
+    /// The columns as a dict of arrays, `lead` leading dimensions each.
+    fn into_dict<'py>(self, py: Python<'py>, lead: &[usize]) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        put(&d, "t_hit", self.t_hit, lead, &[])?;
+        put(&d, "geometry_ids", self.geometry_ids, lead, &[])?;
+        put(&d, "primitive_ids", self.primitive_ids, lead, &[])?;
+        put(&d, "primitive_uvs", self.primitive_uvs, lead, &[2])?;
+        put(&d, "primitive_normals", self.primitive_normals, lead, &[3])?;
+        put(&d, "instance_ids", self.instance_ids, lead, &[])?;
+        if let Some(paths) = self.instance_paths {
+            put(&d, "instance_paths", paths, lead, &[MAX_INSTANCE_DEPTH])?;
+        }
+        Ok(d)
+    }
+}
+
+/// A hit's instance path as a row of [`MAX_INSTANCE_DEPTH`] ids, padded with `INVALID_ID`.
+fn path_row(path: InstancePath) -> [u32; MAX_INSTANCE_DEPTH] {
+    let mut row = [INVALID_ID; MAX_INSTANCE_DEPTH];
+    row[..path.len()].copy_from_slice(path.as_slice());
+    row
 }
 
 /// The columns of [`PyScene::cast_rays`] as they are filled: the memory of the numpy arrays it
@@ -91,7 +143,8 @@ impl CastOut<'_> {
     /// cast). Rays are independent, so the result does not depend on the number of threads.
     /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
     /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
-    fn cast(self, built: &Built, floats: &[AtomicU32]) {
+    fn cast(self, built: &Built, floats: &[AtomicU32], args: &QueryArgs) {
+        let opts = args.options();
         use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
         self.t_hit
@@ -102,21 +155,19 @@ impl CastOut<'_> {
             .zip(self.primitive_normals.par_chunks_mut(3 * CHUNK))
             .zip(self.instance_ids.par_chunks_mut(CHUNK))
             .zip(floats.par_chunks(6 * CHUNK))
+            .enumerate()
             .for_each_init(
                 || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
-                |(rays, hits), ((((((t, geom), prim), uv), normal), inst), floats)| {
+                |(rays, hits), (chunk, ((((((t, geom), prim), uv), normal), inst), floats))| {
                     // One chunk at a time through the engine's batch walk (packets of coherent rays),
                     // into buffers each worker keeps.
                     rays.clear();
-                    rays.extend(
-                        floats
-                            .chunks_exact(6)
-                            .map(|c| ray_of(c, 0.0, f32::INFINITY)),
-                    );
+                    rays.extend(floats.chunks_exact(6).enumerate().map(|(k, c)| {
+                        let (t_min, t_max) = args.span(chunk * CHUNK + k);
+                        ray_of(c, t_min, t_max)
+                    }));
                     let hits = &mut hits[..rays.len()];
-                    built
-                        .scene
-                        .intersect_into(rays, &QueryOptions::default(), hits);
+                    built.scene.intersect_into(rays, &opts, hits);
                     // The columns zipped row by row: no index, so no bounds check per element.
                     // Every column's chunk holds this chunk's rays (the same `CHUNK` per row).
                     debug_assert!(t.len() == hits.len() && normal.len() == 3 * hits.len());
@@ -155,14 +206,47 @@ impl CastOut<'_> {
     }
 }
 
+/// [`cast_rays`] with the `instance_paths` column: through the engine's batch into `Hit`s, then
+/// the columns (every answer has a path to copy, so the in-place writer's speed buys little).
+fn cast_rays_with_paths<'py>(
+    built: &Built,
+    py: Python<'py>,
+    rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
+    nthreads: NThreads,
+) -> PyResult<Bound<'py, PyDict>> {
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
+    let cols = py.detach(|| {
+        threads::run(nthreads, || {
+            let hits = built.scene.intersect_batch(&rays, &opts);
+            let mut cols = CastColumns::with_capacity(hits.len(), true);
+            for h in &hits {
+                cols.push_answer(built, h.as_ref());
+            }
+            cols
+        })
+    })?;
+    cols.into_dict(py, &f.lead)
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(super) fn cast_rays<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
+    instance_paths: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
-    let f = read_rows(rays, "rays", 6)?;
+    if instance_paths {
+        return cast_rays_with_paths(&built, py, rays, given, nthreads);
+    }
+    let f = read_rows_from(rays, "rays", 6, built.origin)?;
+    let args = given.read(f.values().len() / 6)?;
     let values = f.values();
     let lead = &f.lead;
     let t_hit = pooled::<f32>(py, lead, &[])?;
@@ -186,7 +270,7 @@ pub(super) fn cast_rays<'py>(
             primitive_normals: n.as_slice_mut()?,
             instance_ids: i.as_slice_mut()?,
         };
-        py.detach(|| threads::run(nthreads, || out.cast(&built, values)))?;
+        py.detach(|| threads::run(nthreads, || out.cast(&built, values, &args)))?;
     }
     let d = PyDict::new(py);
     d.set_item("t_hit", t_hit)?;
@@ -202,12 +286,13 @@ pub(super) fn test_occlusions<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
-    tnear: f32,
-    tfar: f32,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
     let built = scene.built(py)?;
-    let f = read_rows(rays, "rays", 6)?;
+    let f = read_rows_from(rays, "rays", 6, built.origin)?;
+    let args = given.read(f.values().len() / 6)?;
+    let opts = args.options();
     let values = f.values();
     let out = py.detach(|| {
         threads::run(nthreads, || {
@@ -217,16 +302,18 @@ pub(super) fn test_occlusions<'py>(
             let mut out = vec![false; values.len() / 6];
             out.par_chunks_mut(RAY_CHUNK)
                 .zip(values.par_chunks(6 * RAY_CHUNK))
+                .enumerate()
                 .for_each_init(
                     || Vec::with_capacity(RAY_CHUNK),
-                    |rays, (out, floats)| {
+                    |rays, (chunk, (out, floats))| {
                         // One chunk at a time through the engine's batch walk (packets of
                         // coherent rays).
                         rays.clear();
-                        rays.extend(floats.chunks_exact(6).map(|c| ray_of(c, tnear, tfar)));
-                        built
-                            .scene
-                            .occluded_into(rays, &QueryOptions::default(), out);
+                        rays.extend(floats.chunks_exact(6).enumerate().map(|(k, c)| {
+                            let (t_min, t_max) = args.span(chunk * RAY_CHUNK + k);
+                            ray_of(c, t_min, t_max)
+                        }));
+                        built.scene.occluded_into(rays, &opts, out);
                     },
                 );
             out
@@ -239,16 +326,22 @@ pub(super) fn count_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
     let built = scene.built(py)?;
-    let f = read_floats(rays, "rays", 6, None)?;
-    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
     let out: Vec<i32> = py.detach(|| {
         threads::run(nthreads, || {
             rays.par_iter()
                 .with_min_len(64)
-                .map(|r| i32::try_from(built.scene.count_intersections(r)).unwrap_or(i32::MAX))
+                .map(|r| {
+                    let n = built.scene.count_intersections_with(r, &opts);
+                    i32::try_from(n).unwrap_or(i32::MAX)
+                })
                 .collect()
         })
     })?;
@@ -259,22 +352,26 @@ pub(super) fn list_intersections<'py>(
     scene: &PyScene,
     py: Python<'py>,
     rays: &Bound<'py, PyAny>,
+    given: &Given<'_, 'py>,
     nthreads: NThreads,
+    instance_paths: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
-    let f = read_floats(rays, "rays", 6, None)?;
-    let rays = rays_from(&f, 0.0, f32::INFINITY);
+    let f = read_floats_from(rays, "rays", 6, None, built.origin)?;
+    let args = given.read(f.rows())?;
+    let opts = args.options();
+    let rays = rays_from(&f, &args);
     let (splits, ray_ids, cols) = py.detach(|| {
         threads::run(nthreads, || {
             let all: Vec<Vec<Hit>> = rays
                 .par_iter()
                 .with_min_len(64)
-                .map(|r| built.scene.intersect_all(r))
+                .map(|r| built.scene.intersect_all_with(r, &opts))
                 .collect();
             let total = all.iter().map(Vec::len).sum();
             let mut splits = Vec::with_capacity(all.len() + 1);
             let mut ray_ids = Vec::with_capacity(total);
-            let mut cols = CastColumns::with_capacity(total);
+            let mut cols = CastColumns::with_capacity(total, instance_paths);
             splits.push(0i64);
             for (i, hits) in all.iter().enumerate() {
                 for h in hits {
@@ -287,14 +384,8 @@ pub(super) fn list_intersections<'py>(
         })
     })?;
     let k = ray_ids.len();
-    let d = PyDict::new(py);
+    let d = cols.into_dict(py, &[k])?;
     put(&d, "ray_splits", splits, &[rays.len() + 1], &[])?;
     put(&d, "ray_ids", ray_ids, &[k], &[])?;
-    put(&d, "t_hit", cols.t_hit, &[k], &[])?;
-    put(&d, "geometry_ids", cols.geometry_ids, &[k], &[])?;
-    put(&d, "primitive_ids", cols.primitive_ids, &[k], &[])?;
-    put(&d, "primitive_uvs", cols.primitive_uvs, &[k], &[2])?;
-    put(&d, "primitive_normals", cols.primitive_normals, &[k], &[3])?;
-    put(&d, "instance_ids", cols.instance_ids, &[k], &[])?;
     Ok(d)
 }

@@ -3,16 +3,17 @@
 
 use std::sync::Arc;
 
-use glam::{Affine3A, Mat4, Vec3};
+use glam::{Affine3A, DMat4, Vec3};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use raypick::{Spheres, TriMesh};
+use raypick::{Geometry, Spheres, TriMesh};
 
-use super::state::{build_rust_scene, Entry, InstanceEntry, Source};
+use super::state::{build, build_rust_scene, Built, Entry, InstanceEntry, Source, State};
 use super::PyScene;
-use crate::arrays::{read_floats, read_triangles};
+use crate::arrays::{read_floats, read_floats64, read_triangles, shifted};
 
-pub(super) fn check_finite(points: &[f32], name: &str) -> PyResult<()> {
+/// Checks positions (rows of three, `f64`) before the frame's origin is chosen from them.
+pub(super) fn check_finite(points: &[f64], name: &str) -> PyResult<()> {
     if let Some(k) = points.iter().position(|x| !x.is_finite()) {
         return Err(PyValueError::new_err(format!(
             "{name}[{}] is not finite: {:?}",
@@ -27,8 +28,9 @@ pub(super) fn to_vec3s(data: &[f32]) -> Vec<Vec3> {
     data.chunks_exact(3).map(Vec3::from_slice).collect()
 }
 
-/// Reads a 4×4 (row-major, numpy convention: `p_world = M @ [x, y, z, 1]`) affine matrix.
-pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f32; 16], Affine3A)> {
+/// Reads a 4×4 (row-major, numpy convention: `p_world = M @ [x, y, z, 1]`) affine matrix, in
+/// `f64` and as the engine's `f32` transform.
+pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f64; 16], Affine3A)> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         let mut m = [0.0; 16];
         for i in 0..4 {
@@ -36,15 +38,15 @@ pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f32; 16]
         }
         return Ok((m, Affine3A::IDENTITY));
     };
-    let f = read_floats(obj, "matrix", 4, Some(2))?;
-    if f.lead != [4] {
+    let (lead, values) = read_floats64(obj, "matrix", 4, Some(2))?;
+    if lead != [4] {
         return Err(PyValueError::new_err(format!(
             "matrix must have shape (4, 4), got ({}, 4)",
-            f.lead[0]
+            lead[0]
         )));
     }
-    let mut m = [0.0f32; 16];
-    m.copy_from_slice(&f.data);
+    let mut m = [0.0f64; 16];
+    m.copy_from_slice(&values);
     if m.iter().any(|x| !x.is_finite()) {
         return Err(PyValueError::new_err("matrix must be finite"));
     }
@@ -55,7 +57,7 @@ pub(super) fn read_matrix(obj: Option<&Bound<'_, PyAny>>) -> PyResult<([f32; 16]
         )));
     }
     // numpy rows are glam columns of the transpose.
-    let world_from_object = Affine3A::from_mat4(Mat4::from_cols_array(&m).transpose());
+    let world_from_object = Affine3A::from_mat4(DMat4::from_cols_array(&m).transpose().as_mat4());
     // The engine inverts the transform in f32: a scale so large or small that the determinant
     // leaves f32 is as unusable as a singular one, and the message says which it is.
     if let Some(problem) = raypick_io::transform_problem(&world_from_object) {
@@ -72,6 +74,7 @@ pub(super) fn add_triangles(
     vertices: &Bound<'_, PyAny>,
     triangles: Option<&Bound<'_, PyAny>>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
     let (vertices, triangles) = match triangles.filter(|t| !t.is_none()) {
         Some(t) => (vertices.clone(), t.clone()),
@@ -79,6 +82,12 @@ pub(super) fn add_triangles(
             // trimesh.Trimesh (vertices, faces) or open3d.geometry.TriangleMesh (vertices,
             // triangles).
             let mesh = vertices;
+            // open3d.t.geometry.TriangleMesh: tensors in attribute maps (read through DLPack).
+            if mesh.hasattr("vertex")? && mesh.hasattr("triangle")? {
+                let positions = mesh.getattr("vertex")?.getattr("positions")?;
+                let indices = mesh.getattr("triangle")?.getattr("indices")?;
+                return add_triangles(scene, py, &positions, Some(&indices), name, mask);
+            }
             let faces = if mesh.hasattr("faces")? {
                 mesh.getattr("faces")?
             } else if mesh.hasattr("triangles")? && mesh.hasattr("vertices")? {
@@ -86,16 +95,18 @@ pub(super) fn add_triangles(
             } else {
                 return Err(PyValueError::new_err(
                     "add_triangles needs (vertices, triangles) arrays, or a mesh object with \
-                     .vertices and .faces (trimesh) or .triangles (Open3D)",
+                     .vertices and .faces (trimesh) or .triangles (Open3D), or an \
+                     open3d.t.geometry.TriangleMesh",
                 ));
             };
             (mesh.getattr("vertices")?, faces)
         }
     };
-    let v = read_floats(&vertices, "vertices", 3, Some(2))?;
-    check_finite(&v.data, "vertices")?;
-    let t = read_triangles(&triangles, "triangles", v.rows())?;
-    let mut mesh = TriMesh::new(to_vec3s(&v.data), t);
+    let (lead, v) = read_floats64(&vertices, "vertices", 3, Some(2))?;
+    check_finite(&v, "vertices")?;
+    let t = read_triangles(&triangles, "triangles", lead[0])?;
+    let local = shifted(&v, 3, scene.lock(py).place(&v));
+    let mut mesh = TriMesh::new(to_vec3s(&local), t).with_mask(mask);
     if let Some(n) = name {
         mesh = mesh.with_name(n);
     }
@@ -108,10 +119,11 @@ pub(super) fn add_spheres(
     centers: &Bound<'_, PyAny>,
     radii: &Bound<'_, PyAny>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
-    let c = read_floats(centers, "centers", 3, Some(2))?;
-    check_finite(&c.data, "centers")?;
-    let n = c.rows();
+    let (lead, c) = read_floats64(centers, "centers", 3, Some(2))?;
+    check_finite(&c, "centers")?;
+    let n = lead[0];
     let r: Vec<f32> = if let Ok(x) = radii.extract::<f64>() {
         vec![x as f32; n]
     } else {
@@ -133,7 +145,8 @@ pub(super) fn add_spheres(
             r[k]
         )));
     }
-    let mut s = Spheres::new(to_vec3s(&c.data), r);
+    let local = shifted(&c, 3, scene.lock(py).place(&c));
+    let mut s = Spheres::new(to_vec3s(&local), r).with_mask(mask);
     if let Some(name) = name {
         s = s.with_name(name);
     }
@@ -146,6 +159,7 @@ pub(super) fn add_instance(
     scene_or_geometry: &Bound<'_, PyAny>,
     matrix: Option<&Bound<'_, PyAny>>,
     name: Option<String>,
+    mask: u32,
 ) -> PyResult<u32> {
     let (matrix, world_from_object) = read_matrix(matrix)?;
     let source = if let Ok(other) = scene_or_geometry.cast::<PyScene>() {
@@ -162,12 +176,7 @@ pub(super) fn add_instance(
             s.clone()
         } else {
             let entry = match state.entries.get(g as usize) {
-                Some(e @ (Entry::Mesh(_) | Entry::Spheres(_))) => e.clone(),
-                Some(Entry::Instance(_)) => {
-                    return Err(PyValueError::new_err(format!(
-                        "geometry {g} is an instance; instances cannot be instanced (two levels)"
-                    )))
-                }
+                Some(e) => e.clone(),
                 None => {
                     return Err(PyIndexError::new_err(format!(
                         "no geometry {g} (the scene has {})",
@@ -176,11 +185,13 @@ pub(super) fn add_instance(
                 }
             };
             let entries = vec![entry];
-            let scene = py.detach(|| build_rust_scene(&entries))?;
+            let origin = state.origin;
+            let scene = py.detach(|| build_rust_scene(&entries, origin))?;
             let s = Arc::new(Source {
                 entries,
                 scene: Arc::new(scene),
                 remap: Some(g),
+                origin,
             });
             state.geometry_sources.insert(g, s.clone());
             s
@@ -190,6 +201,13 @@ pub(super) fn add_instance(
             "add_instance needs a raypick.Scene or a geometry id (int) of this scene",
         ));
     };
+    let depth = 1 + source.scene.instance_depth();
+    if depth > raypick::MAX_INSTANCE_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "instances would nest {depth} deep, more than the {} supported",
+            raypick::MAX_INSTANCE_DEPTH
+        )));
+    }
     scene.add_entry(
         py,
         Entry::Instance(InstanceEntry {
@@ -197,6 +215,58 @@ pub(super) fn add_instance(
             matrix,
             world_from_object,
             name,
+            mask,
         }),
     )
+}
+
+/// Moves the vertices of mesh `geometry_id` and refits the built scene's trees (the engine's
+/// [`raypick::Scene::update_mesh_vertices`]); the stored mesh shares the engine's new vertices.
+pub(super) fn update_vertices(
+    scene: &PyScene,
+    py: Python<'_>,
+    geometry_id: u32,
+    vertices: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (_, v) = read_floats64(vertices, "vertices", 3, Some(2))?;
+    check_finite(&v, "vertices")?;
+    let mut guard = scene.lock(py);
+    let state: &mut State = &mut guard;
+    let vertices = to_vec3s(&shifted(&v, 3, state.origin));
+    match state.entry(geometry_id)? {
+        Entry::Mesh(m) if m.vertices().len() == vertices.len() => {}
+        Entry::Mesh(m) => {
+            return Err(PyValueError::new_err(format!(
+            "vertices has {} rows, mesh {geometry_id} has {} vertices (the count cannot change)",
+            vertices.len(),
+            m.vertices().len()
+        )))
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "geometry {geometry_id} is not a mesh"
+            )))
+        }
+    }
+    let built = build(py, state)?;
+    state.built = None;
+    // Queries running on other threads hold the built scene: it is copied then (its meshes share
+    // their arrays), else updated in place.
+    let mut built = Arc::try_unwrap(built).unwrap_or_else(|shared| Built {
+        scene: shared.scene.clone(),
+        remap: shared.remap.clone(),
+        entries: shared.entries.clone(),
+        origin: shared.origin,
+    });
+    let rust = Arc::make_mut(&mut built.scene);
+    py.detach(|| rust.update_mesh_vertices(geometry_id, &vertices))
+        .map_err(|e| PyValueError::new_err(format!("cannot update mesh {geometry_id}: {e}")))?;
+    if let Some(Geometry::Mesh(m)) = rust.geometry(geometry_id) {
+        state.entries[geometry_id as usize] = Entry::Mesh(m.clone());
+    }
+    state.built = Some(Arc::new(built));
+    // Instances made from now on place the moved mesh; those made before keep what they captured.
+    state.as_source = None;
+    state.geometry_sources.remove(&geometry_id);
+    Ok(())
 }

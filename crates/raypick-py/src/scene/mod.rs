@@ -15,6 +15,7 @@
 
 mod cast;
 mod geometry;
+mod options;
 mod pick;
 mod pickle;
 mod points;
@@ -24,6 +25,7 @@ mod trimesh;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use glam::DVec3;
 use numpy::{PyArray2, PyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -34,6 +36,7 @@ use crate::arrays::to_numpy;
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads::NThreads;
+use options::Given;
 use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
 
 /// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
@@ -93,21 +96,12 @@ impl PyScene {
         if let Some(s) = &state.as_source {
             return Ok(s.clone());
         }
-        if state
-            .entries
-            .iter()
-            .any(|e| matches!(e, Entry::Instance(_)))
-        {
-            return Err(PyValueError::new_err(
-                "the scene to instance holds instances itself; raypick supports two levels \
-                 (a scene of instances of scenes of meshes and spheres)",
-            ));
-        }
         let built = build(py, state)?;
         let source = Arc::new(Source {
             entries: state.entries.clone(),
             scene: built.scene.clone(),
             remap: None,
+            origin: state.origin,
         });
         state.as_source = Some(source.clone());
         Ok(source)
@@ -150,11 +144,16 @@ impl PyScene {
     /// Adds a triangle mesh and returns its geometry id.
     ///
     /// Args:
-    ///     vertices: ``(N, 3)`` float array of positions (or a ``trimesh.Trimesh`` /
-    ///         ``open3d.geometry.TriangleMesh``, with ``triangles`` omitted).
+    ///     vertices: ``(N, 3)`` float array of positions — a numpy array, anything
+    ///         ``numpy.asarray`` takes, or a CPU tensor through DLPack (PyTorch, Open3D, JAX) — or a
+    ///         ``trimesh.Trimesh``, ``open3d.geometry.TriangleMesh`` or
+    ///         ``open3d.t.geometry.TriangleMesh`` with ``triangles`` omitted. float64 positions
+    ///         far from zero keep their precision (see :attr:`origin`).
     ///     triangles: ``(M, 3)`` integer array of 0-based vertex indices; the front face is the
     ///         side from which they are counter-clockwise. Triangle ``i`` is primitive id ``i``.
     ///     name: optional name (see :meth:`geometry_name`).
+    ///     mask: the geometry mask (default all bits): a query with ray mask ``m`` considers the
+    ///         mesh when ``mask & m != 0`` (Embree's ``rtcSetGeometryMask``).
     ///
     /// Raises:
     ///     ValueError: wrong shapes or dtypes, an index out of range, a non-finite vertex.
@@ -164,15 +163,16 @@ impl PyScene {
     ///     >>> scene = raypick.Scene()
     ///     >>> scene.add_triangles(np.eye(3), [[0, 1, 2]], name="tri")
     ///     0
-    #[pyo3(signature = (vertices, triangles=None, name=None))]
+    #[pyo3(signature = (vertices, triangles=None, name=None, *, mask=u32::MAX))]
     fn add_triangles(
         &self,
         py: Python<'_>,
         vertices: &Bound<'_, PyAny>,
         triangles: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_triangles(self, py, vertices, triangles, name)
+        geometry::add_triangles(self, py, vertices, triangles, name, mask)
     }
 
     /// Adds a set of spheres and returns its geometry id. Sphere ``i`` is primitive id ``i``;
@@ -182,56 +182,97 @@ impl PyScene {
     ///     centers: ``(N, 3)`` float array.
     ///     radii: ``(N,)`` float array, or one number for all spheres (finite, ``>= 0``).
     ///     name: optional name.
+    ///     mask: the geometry mask (see :meth:`add_triangles`).
     ///
     /// Example::
     ///
-    ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)
-    #[pyo3(signature = (centers, radii, name=None))]
+    ///     >>> scene.add_spheres([[0, 0, -5], [2, 0, -5]], 0.5)   # the scene holds a mesh (0)
+    ///     1
+    #[pyo3(signature = (centers, radii, name=None, *, mask=u32::MAX))]
     fn add_spheres(
         &self,
         py: Python<'_>,
         centers: &Bound<'_, PyAny>,
         radii: &Bound<'_, PyAny>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_spheres(self, py, centers, radii, name)
+        geometry::add_spheres(self, py, centers, radii, name, mask)
     }
 
     /// Places a whole scene, or one geometry of this scene, with a 4×4 affine transform and returns
     /// the instance's geometry id.
     ///
     /// Args:
-    ///     scene_or_geometry: a :class:`Scene` of meshes and spheres (no instances: two levels) —
-    ///         captured as it is now, like Embree's commit; later changes to it do not affect this
-    ///         instance — or the geometry id of a mesh or sphere set of this scene (a transformed
-    ///         copy; the original stays where it is).
+    ///     scene_or_geometry: a :class:`Scene` — captured as it is now, like Embree's commit;
+    ///         later changes to it do not affect this instance; it may hold instances itself, up
+    ///         to 8 levels of instances in all — or the geometry id of a geometry of this scene (a
+    ///         transformed copy; the original stays where it is).
     ///     matrix: ``(4, 4)`` ``world_from_object`` matrix (numpy convention:
     ///         ``p_world = matrix @ [x, y, z, 1]``), last row ``[0, 0, 0, 1]``; default identity.
     ///     name: optional name.
+    ///     mask: the instance's geometry mask (see :meth:`add_triangles`); a ray reaches the
+    ///         placed geometries when it passes both the instance's mask and theirs.
     ///
     /// Hits in an instance report ``instance_ids`` = the instance's id and ``geometry_ids`` = the
-    /// geometry id inside the placed scene (for a placed geometry of this scene: its own id).
+    /// geometry id inside the placed scene (for a placed geometry of this scene: its own id); with
+    /// nested instances, ``instance_paths`` (see :meth:`cast_rays`) lists every instance on the
+    /// way and ``geometry_ids`` is the id in the innermost placed scene.
     /// ``t`` stays in units of the world ray's direction.
     ///
     /// Example::
     ///
-    ///     >>> part = raypick.Scene(); part.add_triangles(v, f)
+    ///     >>> part = raypick.Scene()
+    ///     >>> part.add_triangles(v, f)
+    ///     0
     ///     >>> world = raypick.Scene()
     ///     >>> a = world.add_instance(part, np.eye(4))
     ///     >>> b = world.add_instance(part, translation_matrix)
-    #[pyo3(signature = (scene_or_geometry, matrix=None, name=None))]
+    #[pyo3(signature = (scene_or_geometry, matrix=None, name=None, *, mask=u32::MAX))]
     fn add_instance(
         &self,
         py: Python<'_>,
         scene_or_geometry: &Bound<'_, PyAny>,
         matrix: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
+        mask: u32,
     ) -> PyResult<u32> {
-        geometry::add_instance(self, py, scene_or_geometry, matrix, name)
+        geometry::add_instance(self, py, scene_or_geometry, matrix, name, mask)
+    }
+
+    /// Moves the vertices of mesh ``geometry_id`` (an animated or deformed mesh): same vertex
+    /// count, same triangles. The scene's trees are refitted (their boxes recomputed with the
+    /// topology kept), which is much cheaper than a rebuild; after large deformations a fresh
+    /// scene casts faster. Instances placed before the update keep the mesh they captured.
+    ///
+    /// Raises:
+    ///     ValueError: not a mesh, another vertex count, a non-finite vertex.
+    ///     IndexError: no such geometry.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene = raypick.Scene()
+    ///     >>> scene.add_triangles([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    ///     0
+    ///     >>> scene.update_vertices(0, [[0, 0, 2], [1, 0, 2], [0, 1, 2]])
+    ///     >>> ans = scene.cast_rays(np.array([[0.2, 0.2, 5, 0, 0, -1]], np.float32))
+    ///     >>> np.round(ans["t_hit"], 5).tolist()
+    ///     [3.0]
+    fn update_vertices(
+        &self,
+        py: Python<'_>,
+        geometry_id: u32,
+        vertices: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        geometry::update_vertices(self, py, geometry_id, vertices)
     }
 
     /// Builds the acceleration structure now (queries otherwise build it on first use after a
     /// change). Releases the GIL while building.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.commit()   # build now, not at the first query
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
         self.built(py).map(|_| ())
     }
@@ -246,7 +287,8 @@ impl PyScene {
         self.num_geometries(py)
     }
 
-    /// Triangles stored in the scene's meshes (instances not counted again).
+    /// Triangles stored: the scene's meshes and the meshes of the scenes its instances place, each
+    /// placed scene counted once however often it is placed (``raypick info``'s "stored" count).
     #[getter]
     fn num_triangles(&self, py: Python<'_>) -> usize {
         self.lock(py).num_triangles()
@@ -256,6 +298,14 @@ impl PyScene {
     ///
     /// Raises:
     ///     IndexError: no such geometry.
+    ///
+    /// Example::
+    ///
+    ///     >>> s = raypick.Scene()
+    ///     >>> s.add_spheres([[0, 0, 0]], 1.0, name="ball")
+    ///     0
+    ///     >>> s.geometry_name(0)
+    ///     'ball'
     fn geometry_name(&self, py: Python<'_>, geometry_id: u32) -> PyResult<Option<String>> {
         Ok(match self.lock(py).entry(geometry_id)? {
             Entry::Mesh(m) => m.name().map(str::to_owned),
@@ -265,6 +315,11 @@ impl PyScene {
     }
 
     /// The kind of geometry ``geometry_id``: ``"mesh"``, ``"spheres"`` or ``"instance"``.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.geometry_kind(0)
+    ///     'mesh'
     fn geometry_kind(&self, py: Python<'_>, geometry_id: u32) -> PyResult<&'static str> {
         Ok(match self.lock(py).entry(geometry_id)? {
             Entry::Mesh(_) => "mesh",
@@ -275,9 +330,20 @@ impl PyScene {
 
     /// The world-space bounding box as a ``(2, 3)`` float32 array ``[min, max]`` (``min > max``
     /// when the scene is empty). Builds the scene.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.bounds().tolist()       # the cube [-1, 1]^3
+    ///     [[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]]
     fn bounds<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-        let b = self.built(py)?.scene.bounds();
-        let data = [b.min.to_array(), b.max.to_array()].concat();
+        let built = self.built(py)?;
+        let b = built.scene.bounds();
+        let o = built.origin;
+        let data = [
+            (b.min.as_dvec3() + o).as_vec3().to_array(),
+            (b.max.as_dvec3() + o).as_vec3().to_array(),
+        ]
+        .concat();
         to_numpy(py, data, &[2], &[3])
     }
 
@@ -285,9 +351,18 @@ impl PyScene {
     ///
     /// Args:
     ///     rays: ``(..., 6)`` array ``[ox, oy, oz, dx, dy, dz]``, float32 or float64, any leading
-    ///         shape and strides. ``t`` runs over ``[0, inf)`` in units of ``d``.
+    ///         shape and strides. ``t`` is in units of ``d``.
     ///     nthreads: threads to use; 0 (default) uses every core. At most 1024 (else
     ///         ``ValueError``); a few thread pools of the counts used are kept for reuse.
+    ///     tnear, tfar: the range of ``t`` searched, ``[tnear, tfar]``: numbers (default 0 and
+    ///         ``inf``) or one value per ray (shaped like ``rays.shape[:-1]``, or flat).
+    ///     mask: the ray mask; a geometry is considered when ``geometry_mask & mask != 0``
+    ///         (geometry masks are set by ``add_triangles(..., mask=)`` etc.; default all bits).
+    ///     cull_back_faces: skip triangles seen from behind (``dot(normal, d) >= 0``) and the
+    ///         exit crossing of spheres.
+    ///     instance_paths: also return ``instance_paths``, ``(..., 8)`` uint32: every instance a
+    ///         hit was reached through, outermost first, padded with ``INVALID_ID`` (nested
+    ///         instances; ``instance_ids`` is the first column).
     ///
     /// Returns:
     ///     dict of numpy arrays shaped like ``rays.shape[:-1]``: ``t_hit`` (float32, ``inf`` on a
@@ -306,36 +381,63 @@ impl PyScene {
     ///
     ///     >>> ans = scene.cast_rays(rays)            # rays: (H, W, 6)
     ///     >>> depth = ans["t_hit"]                   # (H, W)
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    ///     >>> ans = scene.cast_rays(rays, tfar=10.0, mask=0b10, cull_back_faces=True)
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false, instance_paths=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False, instance_paths=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn cast_rays<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
+        instance_paths: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        cast::cast_rays(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::cast_rays(self, py, rays, &given, nthreads, instance_paths)
     }
 
     /// Whether anything is hit with ``t`` in ``[tnear, tfar]`` (Open3D
     /// ``RaycastingScene.test_occlusions``): a bool array shaped like ``rays.shape[:-1]``.
+    /// ``tnear`` and ``tfar`` are numbers or one value per ray; ``mask`` and ``cull_back_faces``
+    /// as for :meth:`cast_rays`.
     ///
     /// Example::
     ///
     ///     >>> # shadow rays from surface points p towards a light at L (t in [eps, 1])
     ///     >>> shadow = scene.test_occlusions(np.hstack([p, L - p]), tnear=1e-4, tfar=1.0)
     #[pyo3(
-        signature = (rays, tnear=0.0, tfar=f32::INFINITY, nthreads=NThreads::ALL),
-        text_signature = "($self, rays, tnear=0.0, tfar=inf, nthreads=0)"
+        signature = (rays, tnear=None, tfar=None, nthreads=NThreads::ALL, *, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, tnear=0.0, tfar=inf, nthreads=0, *, mask=0xFFFFFFFF, cull_back_faces=False)"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn test_occlusions<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
-        tnear: f32,
-        tfar: f32,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
         nthreads: NThreads,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
-        cast::test_occlusions(self, py, rays, tnear, tfar, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::test_occlusions(self, py, rays, &given, nthreads)
     }
 
     /// Number of surface crossings along each ray over ``t`` in ``[0, inf)`` (Open3D
@@ -343,15 +445,35 @@ impl PyScene {
     ///
     /// A ray through an edge or vertex shared by consistently wound triangles counts it once, so
     /// the count's parity tells inside (odd) from outside (even) for a closed mesh. A sphere counts
-    /// its entry and exit.
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    /// its entry and exit. ``tnear``, ``tfar``, ``mask`` and ``cull_back_faces`` as for
+    /// :meth:`cast_rays`.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.count_intersections([[0.3, 0.1, 5, 0, 0, -1], [0.3, 0.1, 0, 0, 0, 1]]).tolist()
+    ///     [2, 1]
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn count_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
     ) -> PyResult<Bound<'py, PyArrayDyn<i32>>> {
-        cast::count_intersections(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::count_intersections(self, py, rays, &given, nthreads)
     }
 
     /// Every hit along each ray over ``t`` in ``[0, inf)``, sorted by ray then ``t`` (Open3D
@@ -364,15 +486,37 @@ impl PyScene {
     ///     ``primitive_uvs`` (``(K, 2)`` float32) and ``primitive_normals`` (``(K, 3)``).
     ///
     /// Edges and vertices shared by consistently wound triangles are reported once (as in
-    /// :meth:`count_intersections`).
-    #[pyo3(signature = (rays, nthreads=NThreads::ALL), text_signature = "($self, rays, nthreads=0)")]
+    /// :meth:`count_intersections`). ``tnear``, ``tfar``, ``mask``, ``cull_back_faces`` and
+    /// ``instance_paths`` as for :meth:`cast_rays`.
+    ///
+    /// Example::
+    ///
+    ///     >>> ans = scene.list_intersections([[0.3, 0.1, 5, 0, 0, -1]])
+    ///     >>> ans["ray_splits"].tolist(), np.round(ans["t_hit"], 4).tolist()
+    ///     ([0, 2], [4.0, 6.0])
+    #[pyo3(
+        signature = (rays, nthreads=NThreads::ALL, *, tnear=None, tfar=None, mask=u32::MAX, cull_back_faces=false, instance_paths=false),
+        text_signature = "($self, rays, nthreads=0, *, tnear=0.0, tfar=inf, mask=0xFFFFFFFF, cull_back_faces=False, instance_paths=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
     fn list_intersections<'py>(
         &self,
         py: Python<'py>,
         rays: &Bound<'py, PyAny>,
         nthreads: NThreads,
+        tnear: Option<&Bound<'py, PyAny>>,
+        tfar: Option<&Bound<'py, PyAny>>,
+        mask: u32,
+        cull_back_faces: bool,
+        instance_paths: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        cast::list_intersections(self, py, rays, nthreads)
+        let given = Given {
+            tnear,
+            tfar,
+            mask,
+            cull_back_faces,
+        };
+        cast::list_intersections(self, py, rays, &given, nthreads, instance_paths)
     }
 
     /// The closest surface point of each query point (Open3D
@@ -408,6 +552,11 @@ impl PyScene {
     /// The distance from each query point to the surface (Open3D
     /// ``RaycastingScene.compute_distance``): float32 shaped like ``query_points.shape[:-1]``;
     /// NaN for a point that is not finite, ``inf`` in an empty scene.
+    ///
+    /// Example::
+    ///
+    ///     >>> np.round(scene.compute_distance([[0, 0, 3], [0, 0, 0.5]]), 5).tolist()
+    ///     [2.0, 0.5]
     #[pyo3(signature = (query_points, nthreads=NThreads::ALL), text_signature = "($self, query_points, nthreads=0)")]
     fn compute_distance<'py>(
         &self,
@@ -422,6 +571,11 @@ impl PyScene {
     /// ``RaycastingScene.compute_signed_distance``). ``method`` decides inside:
     /// ``"parity"`` (default: the crossing parity of one ray, exact for closed meshes) or
     /// ``"winding_number"`` (the generalized winding number above 1/2, for meshes with holes).
+    ///
+    /// Example::
+    ///
+    ///     >>> np.round(scene.compute_signed_distance([[0, 0, 3], [0, 0, 0.5]]), 5).tolist()
+    ///     [2.0, -0.5]
     #[pyo3(
         signature = (query_points, nthreads=NThreads::ALL, method="parity"),
         text_signature = "($self, query_points, nthreads=0, method='parity')"
@@ -438,6 +592,11 @@ impl PyScene {
 
     /// 1.0 inside, 0.0 outside, float32 (Open3D ``RaycastingScene.compute_occupancy``);
     /// ``method`` as for :meth:`compute_signed_distance`. A point that is not finite is outside.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.compute_occupancy([[0, 0, 3], [0, 0, 0.5]]).tolist()
+    ///     [0.0, 1.0]
     #[pyo3(
         signature = (query_points, nthreads=NThreads::ALL, method="parity"),
         text_signature = "($self, query_points, nthreads=0, method='parity')"
@@ -454,6 +613,11 @@ impl PyScene {
 
     /// trimesh-style: whether each of the ``(N, 3)`` points is inside (bool, like
     /// ``trimesh.Trimesh.contains``); ``method`` as for :meth:`compute_signed_distance`.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.contains([[0, 0, 3], [0, 0, 0.5]]).tolist()
+    ///     [False, True]
     #[pyo3(signature = (points, method="parity"))]
     fn contains<'py>(
         &self,
@@ -468,6 +632,12 @@ impl PyScene {
     /// surface points (``(N, 3)`` float64), their distances (float64) and the triangle ids
     /// (int64, the primitive id within its geometry; ``-1`` and NaN for a point that is not
     /// finite).
+    ///
+    /// Example::
+    ///
+    ///     >>> points, distances, triangles = scene.closest_point([[0.3, 0.1, 3]])
+    ///     >>> np.round(points, 5).tolist(), np.round(distances, 5).tolist()
+    ///     ([[0.3, 0.1, 1.0]], [2.0])
     fn closest_point<'py>(
         &self,
         py: Python<'py>,
@@ -494,6 +664,11 @@ impl PyScene {
 
     /// trimesh-style: whether each ray hits anything (bool, one per ray), like
     /// ``trimesh.Trimesh.ray.intersects_any``.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.intersects_any([[0.3, 0.1, 5], [5, 5, 5]], [[0, 0, -1], [0, 0, 1]]).tolist()
+    ///     [True, False]
     fn intersects_any<'py>(
         &self,
         py: Python<'py>,
@@ -540,7 +715,8 @@ impl PyScene {
     ///
     ///     >>> cam = raypick.Camera(eye=[0, 0, 5], target=[0, 0, 0], width=640, height=480)
     ///     >>> hit = scene.pick(cam, 320.5, 240.5)
-    ///     >>> hit.geometry_id, hit.primitive_id, hit.point
+    ///     >>> hit.geometry_id, hit.primitive_id      # the cube, its top face
+    ///     (0, 2)
     #[pyo3(signature = (camera, x, y, tolerance_px=0.0))]
     fn pick(
         &self,
@@ -560,8 +736,8 @@ impl PyScene {
     ///
     /// Example::
     ///
-    ///     >>> scene.pick_rect(cam, 0, 0, 320, 480)   # the left half of a 640 x 480 view
-    ///     [(0, None), (2, 5)]
+    ///     >>> scene.pick_rect(cam, 0, 0, 32, 48)   # the left half of a 64 x 48 view: the cube
+    ///     [(0, None)]
     fn pick_rect(
         &self,
         py: Python<'_>,
@@ -574,18 +750,21 @@ impl PyScene {
         pick::pick_rect(self, py, camera, x0, y0, x1, y1)
     }
 
-    /// Open3D's ``RaycastingScene.create_rays_pinhole``; see :func:`raypick.create_rays_pinhole`.
+    /// Open3D's ``RaycastingScene.create_rays_pinhole``, both forms; see
+    /// :func:`raypick.create_rays_pinhole`.
+    ///
+    /// Example::
+    ///
+    ///     >>> raypick.Scene.create_rays_pinhole(60, [0, 0, 0], [0, 0, 5], [0, 1, 0], 4, 3).shape
+    ///     (3, 4, 6)
     #[staticmethod]
+    #[pyo3(signature = (*args, **kwargs))]
     fn create_rays_pinhole<'py>(
         py: Python<'py>,
-        fov_deg: f64,
-        center: &Bound<'py, PyAny>,
-        eye: &Bound<'py, PyAny>,
-        up: &Bound<'py, PyAny>,
-        width_px: i64,
-        height_px: i64,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-        crate::camera::create_rays_pinhole(py, fov_deg, center, eye, up, width_px, height_px)
+        crate::camera::create_rays_pinhole(py, args, kwargs)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -616,11 +795,41 @@ impl PyScene {
         pickle::set_state(self, py, state)
     }
 
-    /// The vertices ``(N, 3)`` float32 and triangles ``(M, 3)`` uint32 of mesh ``geometry_id``.
+    /// The world position of the scene's frame: the scene stores its coordinates in ``float32``
+    /// relative to it (subtracted in ``float64`` first), and moves rays and query points into it
+    /// the same way, so that a model far from zero keeps the precision of its size. Zero unless
+    /// the first geometry added lies farther from zero than twice its extent; then the centre of
+    /// its box. A ``(3,)`` float64 array.
+    ///
+    /// A coordinate ``x`` is stored as ``float32(x - origin)``, within ``2**-24 |x - origin|`` of
+    /// the exact difference (half an ulp), and so are ray origins and query points: hits on a
+    /// model at 1e8 are as exact as on the same model at zero (float32 alone would round its
+    /// coordinates to multiples of 8).
+    #[getter]
+    fn origin<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        to_numpy(py, self.lock(py).origin.to_array().to_vec(), &[3], &[])
+    }
+
+    /// The vertices ``(N, 3)`` float32 (world space) and triangles ``(M, 3)`` uint32 of mesh
+    /// ``geometry_id``. In a scene whose :attr:`origin` is not zero the vertices are the stored
+    /// ones plus the origin, added in float64 and rounded to float32.
+    ///
+    /// Example::
+    ///
+    ///     >>> vertices, triangles = scene.mesh_arrays(0)
+    ///     >>> vertices.shape, triangles.shape
+    ///     ((8, 3), (12, 3))
     fn mesh_arrays<'py>(&self, py: Python<'py>, geometry_id: u32) -> PyResult<MeshArrays<'py>> {
-        match self.lock(py).entry(geometry_id)? {
+        let state = self.lock(py);
+        match state.entry(geometry_id)? {
             Entry::Mesh(m) => {
-                let (v, t) = mesh_flat(m);
+                let (mut v, t) = mesh_flat(m);
+                if state.origin != DVec3::ZERO {
+                    let o = state.origin.to_array();
+                    for (k, x) in v.iter_mut().enumerate() {
+                        *x = (f64::from(*x) + o[k % 3]) as f32;
+                    }
+                }
                 Ok((
                     to_numpy(py, v, &[m.vertices().len()], &[3])?,
                     to_numpy(py, t, &[m.indices().len()], &[3])?,
@@ -633,6 +842,17 @@ impl PyScene {
     }
 
     /// The ``(4, 4)`` float32 ``world_from_object`` matrix of instance ``geometry_id``.
+    ///
+    /// Example::
+    ///
+    ///     >>> world, part = raypick.Scene(), raypick.Scene()
+    ///     >>> part.add_spheres([[0, 0, 0]], 1.0)
+    ///     0
+    ///     >>> m = np.eye(4); m[0, 3] = 5.0
+    ///     >>> world.add_instance(part, m)
+    ///     0
+    ///     >>> float(world.instance_matrix(0)[0, 3])
+    ///     5.0
     fn instance_matrix<'py>(
         &self,
         py: Python<'py>,
@@ -641,7 +861,10 @@ impl PyScene {
         match self.lock(py).entry(geometry_id)? {
             Entry::Instance(i) => PyArray2::from_vec2(
                 py,
-                &i.matrix.chunks(4).map(<[f32]>::to_vec).collect::<Vec<_>>(),
+                &i.matrix
+                    .chunks(4)
+                    .map(|row| row.iter().map(|&x| x as f32).collect())
+                    .collect::<Vec<Vec<f32>>>(),
             )
             .map_err(|e| PyValueError::new_err(e.to_string())),
             _ => Err(PyValueError::new_err(format!(

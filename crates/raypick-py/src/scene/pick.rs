@@ -1,7 +1,7 @@
 //! Picking through a [`PyCamera`]: the hit under a window position, and marquee selection.
 
 use pyo3::prelude::*;
-use raypick::{Geometry, QueryOptions};
+use raypick::QueryOptions;
 
 use super::PyScene;
 use crate::camera::PyCamera;
@@ -16,7 +16,7 @@ pub(super) fn pick(
     tolerance_px: f32,
 ) -> PyResult<Option<PyHit>> {
     let built = scene.built(py)?;
-    let cam = camera.get().rust();
+    let cam = &camera.get().in_frame(built.origin)?;
     let pixel = glam::Vec2::new(x, y);
     let picked = if tolerance_px > 0.0 {
         raypick::camera::pick_with_tolerance(
@@ -30,20 +30,8 @@ pub(super) fn pick(
         raypick::camera::pick(&built.scene, cam, pixel)
     };
     Ok(picked.map(|p| {
-        let h = p.hit;
-        let geometry_id = built.geometry_id(&h);
-        let name = match h.instance {
-            Some(i) if built.remap.get(i as usize).copied().flatten().is_none() => built
-                .scene
-                .geometry(i)
-                .and_then(|g| match g {
-                    Geometry::Instance(inst) => inst.scene().geometry_name(h.geom),
-                    _ => None,
-                })
-                .map(str::to_owned),
-            _ => built.scene.geometry_name(geometry_id).map(str::to_owned),
-        };
-        PyHit::new(&h, geometry_id, name)
+        let (geometry_id, name) = built.id_and_name(&p.hit);
+        PyHit::new(&p.hit, built.origin, geometry_id, name)
     }))
 }
 
@@ -57,7 +45,7 @@ pub(super) fn pick_rect(
     y1: f32,
 ) -> PyResult<Vec<(u32, Option<u32>)>> {
     let built = scene.built(py)?;
-    let cam = *camera.get().rust();
+    let cam = camera.get().in_frame(built.origin)?;
     let scene = built.scene.clone();
     let rect = raypick::camera::PixelRect::new(x0, y0, x1, y1);
     let found = py.detach(|| raypick::camera::pick_rect(&scene, &cam, rect));

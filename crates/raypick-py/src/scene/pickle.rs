@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use glam::DVec3;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -13,18 +15,57 @@ use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, St
 use super::PyScene;
 use crate::arrays::{put, read_floats, read_triangles};
 
-pub(super) const STATE_VERSION: u32 = 1;
+/// 2: geometry masks, the frames' origins (`"origin"`, world position of the frame the stored
+/// `f32` coordinates are relative to), and sources whose instances place other sources (nested
+/// instances; each source is stored after those it places). Version 1 states (no masks, origin
+/// zero, two levels) still load.
+pub(super) const STATE_VERSION: u32 = 2;
+
+/// The instance sources of a state, each stored once, every source after those its own instances
+/// place (so that loading can build them in order).
+pub(super) struct Sources<'py> {
+    placed: Vec<Arc<Source>>,
+    dicts: Vec<Bound<'py, PyDict>>,
+}
+
+impl<'py> Sources<'py> {
+    fn new() -> Self {
+        Self {
+            placed: Vec::new(),
+            dicts: Vec::new(),
+        }
+    }
+
+    /// The index of source `s`, stored (after the sources it places) on first sight.
+    fn index(&mut self, py: Python<'py>, s: &Arc<Source>) -> PyResult<usize> {
+        if let Some(k) = self.placed.iter().position(|x| Arc::ptr_eq(x, s)) {
+            return Ok(k);
+        }
+        let list = PyList::empty(py);
+        for e in &s.entries {
+            list.append(entry_to_py(py, e, self)?)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("geometries", list)?;
+        d.set_item("remap", s.remap)?;
+        d.set_item("origin", s.origin.to_array())?;
+        self.placed.push(s.clone());
+        self.dicts.push(d);
+        Ok(self.placed.len() - 1)
+    }
+}
 
 pub(super) fn entry_to_py<'py>(
     py: Python<'py>,
     e: &Entry,
-    sources: &mut Vec<Arc<Source>>,
+    sources: &mut Sources<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     match e {
         Entry::Mesh(m) => {
             d.set_item("kind", "mesh")?;
             d.set_item("name", m.name())?;
+            d.set_item("mask", m.mask())?;
             let (v, t) = mesh_flat(m);
             put(&d, "vertices", v, &[m.vertices().len()], &[3])?;
             put(&d, "triangles", t, &[m.indices().len()], &[3])?;
@@ -32,20 +73,16 @@ pub(super) fn entry_to_py<'py>(
         Entry::Spheres(s) => {
             d.set_item("kind", "spheres")?;
             d.set_item("name", s.name())?;
+            d.set_item("mask", s.mask())?;
             let c: Vec<f32> = s.centers().iter().flat_map(|p| p.to_array()).collect();
             put(&d, "centers", c, &[s.centers().len()], &[3])?;
             put(&d, "radii", s.radii().to_vec(), &[s.radii().len()], &[])?;
         }
         Entry::Instance(i) => {
-            let k = match sources.iter().position(|s| Arc::ptr_eq(s, &i.source)) {
-                Some(k) => k,
-                None => {
-                    sources.push(i.source.clone());
-                    sources.len() - 1
-                }
-            };
+            let k = sources.index(py, &i.source)?;
             d.set_item("kind", "instance")?;
             d.set_item("name", i.name.as_deref())?;
+            d.set_item("mask", i.mask)?;
             d.set_item("source", k)?;
             put(&d, "matrix", i.matrix.to_vec(), &[4], &[4])?;
         }
@@ -61,11 +98,16 @@ pub(super) fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py,
 pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> PyResult<Entry> {
     let kind: String = get(d, "kind")?.extract()?;
     let name: Option<String> = get(d, "name")?.extract()?;
+    // States written before masks existed have none: every bit set, the default.
+    let mask: u32 = match d.get_item("mask")? {
+        Some(m) => m.extract()?,
+        None => u32::MAX,
+    };
     Ok(match kind.as_str() {
         "mesh" => {
             let v = read_floats(&get(d, "vertices")?, "vertices", 3, Some(2))?;
             let t = read_triangles(&get(d, "triangles")?, "triangles", v.rows())?;
-            let mut m = TriMesh::new(to_vec3s(&v.data), t);
+            let mut m = TriMesh::new(to_vec3s(&v.data), t).with_mask(mask);
             if let Some(n) = name {
                 m = m.with_name(n);
             }
@@ -74,7 +116,7 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
         "spheres" => {
             let c = read_floats(&get(d, "centers")?, "centers", 3, Some(2))?;
             let r: Vec<f32> = get(d, "radii")?.extract()?;
-            let mut s = Spheres::new(to_vec3s(&c.data), r);
+            let mut s = Spheres::new(to_vec3s(&c.data), r).with_mask(mask);
             if let Some(n) = name {
                 s = s.with_name(n);
             }
@@ -92,6 +134,7 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
                 matrix,
                 world_from_object,
                 name,
+                mask,
             })
         }
         other => {
@@ -102,27 +145,31 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
     })
 }
 
+/// The `"origin"` of a state or source dict (zero in version 1 states, which have none).
+fn origin_of(d: &Bound<'_, PyDict>) -> PyResult<DVec3> {
+    let origin = match d.get_item("origin")? {
+        Some(o) => DVec3::from_array(o.extract::<[f64; 3]>()?),
+        None => DVec3::ZERO,
+    };
+    if !origin.is_finite() {
+        return Err(PyValueError::new_err(
+            "bad Scene state: the origin is not finite",
+        ));
+    }
+    Ok(origin)
+}
+
 pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let state = scene.lock(py);
-    let mut sources: Vec<Arc<Source>> = Vec::new();
+    let mut sources = Sources::new();
     let geoms = PyList::empty(py);
     for e in &state.entries {
         geoms.append(entry_to_py(py, e, &mut sources)?)?;
     }
-    let srcs = PyList::empty(py);
-    for s in &sources {
-        let d = PyDict::new(py);
-        let list = PyList::empty(py);
-        let mut none = Vec::new();
-        for e in &s.entries {
-            list.append(entry_to_py(py, e, &mut none)?)?;
-        }
-        d.set_item("geometries", list)?;
-        d.set_item("remap", s.remap)?;
-        srcs.append(d)?;
-    }
+    let srcs = PyList::new(py, sources.dicts)?;
     let d = PyDict::new(py);
     d.set_item("version", STATE_VERSION)?;
+    d.set_item("origin", state.origin.to_array())?;
     d.set_item("geometries", geoms)?;
     d.set_item("sources", srcs)?;
     Ok(d)
@@ -134,7 +181,7 @@ pub(super) fn set_state(
     state: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let version: u32 = get(state, "version")?.extract()?;
-    if version != STATE_VERSION {
+    if !(1..=STATE_VERSION).contains(&version) {
         return Err(PyValueError::new_err(format!(
             "Scene state version {version} is not supported (this raypick reads {STATE_VERSION})"
         )));
@@ -142,17 +189,20 @@ pub(super) fn set_state(
     let mut sources = Vec::new();
     for s in get(state, "sources")?.cast::<PyList>()?.iter() {
         let s = s.cast::<PyDict>()?;
+        // A source's instances place sources stored before it.
         let entries = get(s, "geometries")?
             .cast::<PyList>()?
             .iter()
-            .map(|g| entry_from_py(g.cast::<PyDict>()?, &[]))
+            .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
             .collect::<PyResult<Vec<_>>>()?;
         let remap: Option<u32> = get(s, "remap")?.extract()?;
-        let scene = py.detach(|| build_rust_scene(&entries))?;
+        let origin = origin_of(s)?;
+        let scene = py.detach(|| build_rust_scene(&entries, origin))?;
         sources.push(Arc::new(Source {
             entries,
             scene: Arc::new(scene),
             remap,
+            origin,
         }));
     }
     let entries = get(state, "geometries")?
@@ -160,9 +210,11 @@ pub(super) fn set_state(
         .iter()
         .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
         .collect::<PyResult<Vec<_>>>()?;
+    let origin = origin_of(state)?;
     let mut st = scene.lock(py);
     *st = State {
         entries,
+        origin,
         ..State::default()
     };
     for s in &sources {

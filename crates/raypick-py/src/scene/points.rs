@@ -4,7 +4,7 @@
 //! leading dimensions. Each batch runs detached from the GIL on the requested threads; every point
 //! is answered on its own, so the answers do not depend on the number of threads.
 
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use numpy::PyArrayDyn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use raypick::{ClosestPoint, InsideMethod};
 
 use super::{PyScene, INVALID_ID};
-use crate::arrays::{put, read_floats, to_numpy, Floats};
+use crate::arrays::{put, read_floats_from, to_numpy, Floats};
 use crate::threads::{self, NThreads};
 
 /// Points per rayon task: enough work to amortize the task, small enough to balance.
@@ -30,12 +30,14 @@ pub(super) fn inside_method(method: &str) -> PyResult<InsideMethod> {
     }
 }
 
+/// Query points moved into the scene's frame (at `origin`).
 fn points_of(
     obj: &Bound<'_, PyAny>,
     name: &str,
     exact_ndim: Option<usize>,
+    origin: DVec3,
 ) -> PyResult<(Floats, Vec<Vec3>)> {
-    let f = read_floats(obj, name, 3, exact_ndim)?;
+    let f = read_floats_from(obj, name, 3, exact_ndim, origin)?;
     let points = f.data.chunks_exact(3).map(Vec3::from_slice).collect();
     Ok((f, points))
 }
@@ -65,7 +67,7 @@ pub(super) fn compute_closest_points<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
-    let (f, points) = points_of(query_points, "query_points", None)?;
+    let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
     let found: Vec<Option<ClosestPoint>> =
         batch(py, nthreads, &points, |p| built.scene.closest_point(p))?;
     let n = found.len();
@@ -78,8 +80,8 @@ pub(super) fn compute_closest_points<'py>(
     for c in &found {
         match c {
             Some(c) => {
-                at.extend(c.point.to_array());
-                geom.push(built.geometry_id_of(c.geom, c.instance));
+                at.extend((c.point.as_dvec3() + built.origin).as_vec3().to_array());
+                geom.push(built.geometry_id_of(c.geom, &c.instance_path));
                 prim.push(c.prim);
                 uvs.extend([c.u, c.v]);
                 normals.extend(c.normal.to_array());
@@ -109,7 +111,7 @@ pub(super) fn compute_distance<'py>(
     nthreads: NThreads,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let built = scene.built(py)?;
-    let (f, points) = points_of(query_points, "query_points", None)?;
+    let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
     let out = batch(py, nthreads, &points, |p| built.scene.distance(p))?;
     to_numpy(py, out, &f.lead, &[])
 }
@@ -123,7 +125,7 @@ pub(super) fn compute_signed_distance<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let method = inside_method(method)?;
     let built = scene.built(py)?;
-    let (f, points) = points_of(query_points, "query_points", None)?;
+    let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
     let out = batch(py, nthreads, &points, |p| {
         built.scene.signed_distance(p, method)
     })?;
@@ -139,7 +141,7 @@ pub(super) fn compute_occupancy<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let method = inside_method(method)?;
     let built = scene.built(py)?;
-    let (f, points) = points_of(query_points, "query_points", None)?;
+    let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
     let out = batch(py, nthreads, &points, |p| {
         f32::from(u8::from(built.scene.contains(p, method)))
     })?;
@@ -154,7 +156,7 @@ pub(super) fn contains<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
     let method = inside_method(method)?;
     let built = scene.built(py)?;
-    let (f, pts) = points_of(points, "points", Some(2))?;
+    let (f, pts) = points_of(points, "points", Some(2), built.origin)?;
     let out = batch(py, NThreads::ALL, &pts, |p| built.scene.contains(p, method))?;
     to_numpy(py, out, &f.lead, &[])
 }
@@ -165,7 +167,7 @@ pub(super) fn closest_point<'py>(
     points: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let built = scene.built(py)?;
-    let (f, pts) = points_of(points, "points", Some(2))?;
+    let (f, pts) = points_of(points, "points", Some(2), built.origin)?;
     let found = batch(py, NThreads::ALL, &pts, |p| built.scene.closest_point(p))?;
     let n = found.len();
     let mut at = Vec::with_capacity(3 * n);
@@ -174,7 +176,7 @@ pub(super) fn closest_point<'py>(
     for c in &found {
         match c {
             Some(c) => {
-                at.extend(c.point.to_array().map(f64::from));
+                at.extend((c.point.as_dvec3() + built.origin).to_array());
                 distance.push(f64::from(c.distance));
                 tri.push(i64::from(c.prim));
             }

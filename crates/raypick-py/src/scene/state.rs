@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use glam::{Affine3A, Mat4};
+use glam::{Affine3A, DMat4, DVec3, Mat4};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use raypick::{Geometry, Hit, SceneBuilder, Spheres, TriMesh};
+use raypick::{Geometry, Hit, InstancePath, SceneBuilder, Spheres, TriMesh};
 
 use super::INVALID_ID;
 
@@ -22,10 +22,14 @@ pub(super) enum Entry {
 #[derive(Clone, Debug)]
 pub(super) struct InstanceEntry {
     pub(super) source: Arc<Source>,
-    /// Row-major 4×4 as given (kept for pickling and `geometry()`).
-    pub(super) matrix: [f32; 16],
+    /// Row-major 4×4 as given, in `f64` (kept for pickling, `instance_matrix`, and the
+    /// transform between the frames of the two scenes).
+    pub(super) matrix: [f64; 16],
+    /// The matrix in `f32`.
     pub(super) world_from_object: Affine3A,
     pub(super) name: Option<String>,
+    /// The instance's geometry mask (see `QueryOptions::mask`).
+    pub(super) mask: u32,
 }
 
 /// A built scene that instances place: its geometries (none of them instances) and its Rust scene.
@@ -36,6 +40,8 @@ pub(super) struct Source {
     /// `Some(g)`: the source is geometry `g` of the placing scene itself (`add_instance(g, …)`),
     /// and hits in it report geometry id `g`.
     pub(super) remap: Option<u32>,
+    /// The origin of the source's frame ([`State::origin`]).
+    pub(super) origin: DVec3,
 }
 
 /// What a query runs on: the built scene and, per top-level geometry id, the geometry id that
@@ -43,32 +49,81 @@ pub(super) struct Source {
 pub(super) struct Built {
     pub(super) scene: Arc<raypick::Scene>,
     pub(super) remap: Vec<Option<u32>>,
+    /// The entries the scene was built from (their instances lead to nested sources' remaps).
+    pub(super) entries: Vec<Entry>,
+    /// The origin of the scene's frame in world space ([`State::origin`]).
+    pub(super) origin: DVec3,
 }
 
 impl Built {
     #[inline]
     pub(super) fn geometry_id(&self, hit: &Hit) -> u32 {
-        self.geometry_id_of(hit.geom, hit.instance)
+        self.geometry_id_of(hit.geom, &hit.instance_path)
     }
 
-    /// The Python geometry id of geometry `geom` reached through `instance`.
+    /// The Python geometry id of geometry `geom` reached through instances `path`: `geom`, unless
+    /// the innermost instance places a geometry of the scene that holds it (`add_instance(g)`),
+    /// whose id `g` is reported then.
     #[inline]
-    pub(super) fn geometry_id_of(&self, geom: u32, instance: Option<u32>) -> u32 {
-        match instance {
-            Some(i) => self
+    pub(super) fn geometry_id_of(&self, geom: u32, path: &InstancePath) -> u32 {
+        match path.as_slice() {
+            [] => geom,
+            &[i] => self
                 .remap
                 .get(i as usize)
                 .copied()
                 .flatten()
                 .unwrap_or(geom),
-            None => geom,
+            deeper => self.innermost(deeper).and_then(|s| s.remap).unwrap_or(geom),
         }
+    }
+
+    /// The source placed by the last instance of `path`, found through the entries.
+    fn innermost(&self, path: &[u32]) -> Option<&Source> {
+        let mut entries = &self.entries;
+        let mut source = None;
+        for &id in path {
+            let Entry::Instance(i) = entries.get(id as usize)? else {
+                return None;
+            };
+            source = Some(&*i.source);
+            entries = &i.source.entries;
+        }
+        source
+    }
+
+    /// The Python geometry id and the name of a hit's geometry: the placed geometry's name, or
+    /// for `add_instance(g)` copies, geometry `g`'s (in the scene that holds the instance).
+    pub(super) fn id_and_name(&self, hit: &Hit) -> (u32, Option<String>) {
+        let id = self.geometry_id(hit);
+        let path = hit.instance_path.as_slice();
+        let remapped = match path {
+            [] => false,
+            &[i] => self.remap.get(i as usize).copied().flatten().is_some(),
+            deeper => self.innermost(deeper).is_some_and(|s| s.remap.is_some()),
+        };
+        let holder = if remapped {
+            // The scene holding the innermost instance: the path without its last id.
+            let outer = path[..path.len() - 1]
+                .iter()
+                .fold(InstancePath::EMPTY, |p, &i| p.pushed(i));
+            self.scene.placed_scene(&outer)
+        } else {
+            self.scene.placed_scene(&hit.instance_path)
+        };
+        let name = holder.and_then(|s| s.geometry_name(id)).map(str::to_owned);
+        (id, name)
     }
 }
 
+/// The geometries of a Python scene, stored in the scene's frame: world coordinates minus
+/// `origin`, subtracted in `f64` and rounded to `f32` once (see [`State::place`]).
 #[derive(Default)]
 pub(super) struct State {
     pub(super) entries: Vec<Entry>,
+    /// The world position of the frame's origin: zero, or the centre of the first geometry's box
+    /// when that box is far from zero (see [`frame_origin`]). Fixed by the first geometry added.
+    pub(super) origin: DVec3,
     pub(super) built: Option<Arc<Built>>,
     /// This scene as an instance source (cached so that placing it many times shares one BVH).
     pub(super) as_source: Option<Arc<Source>>,
@@ -77,6 +132,15 @@ pub(super) struct State {
 }
 
 impl State {
+    /// The frame's origin for positions `points` (rows of three, world space, `f64`) about to be
+    /// added: chosen from them when they are the scene's first geometry, else the scene's.
+    pub(super) fn place(&mut self, points: &[f64]) -> DVec3 {
+        if self.entries.is_empty() {
+            self.origin = frame_origin(points);
+        }
+        self.origin
+    }
+
     pub(super) fn push(&mut self, e: Entry) -> PyResult<u32> {
         let id = u32::try_from(self.entries.len())
             .ok()
@@ -98,16 +162,73 @@ impl State {
         })
     }
 
-    /// Triangles stored in the meshes (instances not counted again).
+    /// Triangles stored in the meshes: this scene's and those of the scenes its instances place,
+    /// each placed scene counted once however often it is placed (as `raypick info`'s "stored").
     pub(super) fn num_triangles(&self) -> usize {
-        self.entries
-            .iter()
-            .map(|e| match e {
-                Entry::Mesh(m) => m.num_triangles(),
-                _ => 0,
-            })
-            .sum()
+        let mut seen: Vec<*const Source> = Vec::new();
+        stored_triangles(&self.entries, &mut seen)
     }
+}
+
+/// The origin of a scene's frame for its first geometry's `points` (rows of three): per axis 0
+/// when the box's centre is within twice its extent of zero (nothing to gain: the coordinates are
+/// no larger than the box), else the centre. The engine chooses its meshes' frame by the same rule
+/// (`raypick::Scene`, "Precision far from the origin"), in `f32`; this one works on the `f64`
+/// values before they are rounded, so a model at 1e8 keeps the `f32` precision of its size.
+fn frame_origin(points: &[f64]) -> DVec3 {
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for p in points.chunks_exact(3) {
+        let p = DVec3::from_slice(p);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    let axis = |lo: f64, hi: f64| {
+        let (centre, extent) = (0.5 * (lo + hi), hi - lo);
+        if centre.is_finite() && centre.abs() >= 2.0 * extent {
+            centre
+        } else {
+            0.0
+        }
+    };
+    DVec3::new(axis(lo.x, hi.x), axis(lo.y, hi.y), axis(lo.z, hi.z))
+}
+
+/// `world_from_object` of an instance between two frames: from the placed scene's frame (origin
+/// `object_origin`) to the placing scene's (`world_origin`), `T(-world_origin) · M ·
+/// T(object_origin)`, composed in `f64` and rounded once, so the large translations cancel
+/// before rounding.
+pub(super) fn frame_transform(
+    matrix: &[f64; 16],
+    world_origin: DVec3,
+    object_origin: DVec3,
+) -> Affine3A {
+    // numpy rows are glam columns of the transpose.
+    let m = DMat4::from_cols_array(matrix).transpose();
+    let local = DMat4::from_translation(-world_origin) * m * DMat4::from_translation(object_origin);
+    Affine3A::from_mat4(local.as_mat4())
+}
+
+/// Triangles of `entries`' meshes and of the sources their instances place that are not in `seen`
+/// yet (which it then holds).
+fn stored_triangles(entries: &[Entry], seen: &mut Vec<*const Source>) -> usize {
+    entries
+        .iter()
+        .map(|e| match e {
+            Entry::Mesh(m) => m.num_triangles(),
+            Entry::Spheres(_) => 0,
+            Entry::Instance(i) => {
+                let key = Arc::as_ptr(&i.source);
+                // A geometry of the scene placed again (`remap`) is counted with its original.
+                if i.source.remap.is_some() || seen.contains(&key) {
+                    0
+                } else {
+                    seen.push(key);
+                    stored_triangles(&i.source.entries, seen)
+                }
+            }
+        })
+        .sum()
 }
 
 /// A mesh as flat arrays: `x y z` per vertex, three indices per triangle.
@@ -118,7 +239,8 @@ pub(super) fn mesh_flat(m: &TriMesh) -> (Vec<f32>, Vec<u32>) {
     )
 }
 
-pub(super) fn build_rust_scene(entries: &[Entry]) -> PyResult<raypick::Scene> {
+/// The engine's scene of `entries`, stored in the frame at `origin`.
+pub(super) fn build_rust_scene(entries: &[Entry], origin: DVec3) -> PyResult<raypick::Scene> {
     let mut b = SceneBuilder::new();
     for e in entries {
         match e {
@@ -129,10 +251,16 @@ pub(super) fn build_rust_scene(entries: &[Entry]) -> PyResult<raypick::Scene> {
                 b.add_spheres(s.clone());
             }
             Entry::Instance(i) => {
-                let id = b.add_instance(i.source.scene.clone(), i.world_from_object);
+                let transform = if origin == DVec3::ZERO && i.source.origin == DVec3::ZERO {
+                    i.world_from_object
+                } else {
+                    frame_transform(&i.matrix, origin, i.source.origin)
+                };
+                let id = b.add_instance(i.source.scene.clone(), transform);
                 if let Some(name) = &i.name {
                     b.set_name(id, name.clone());
                 }
+                b.set_mask(id, i.mask);
             }
         }
     }
@@ -145,7 +273,8 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
         return Ok(b.clone());
     }
     let entries = &state.entries;
-    let scene = py.detach(|| build_rust_scene(entries))?;
+    let origin = state.origin;
+    let scene = py.detach(|| build_rust_scene(entries, origin))?;
     let remap = entries
         .iter()
         .map(|e| match e {
@@ -156,6 +285,8 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
     let built = Arc::new(Built {
         scene: Arc::new(scene),
         remap,
+        entries: entries.clone(),
+        origin,
     });
     state.built = Some(built.clone());
     Ok(built)
@@ -181,17 +312,20 @@ pub(super) fn entry_from_geometry(
                             .collect(),
                         scene: inner.clone(),
                         remap: None,
+                        origin: DVec3::ZERO,
                     })
                 })
                 .clone();
             let m = Mat4::from(i.world_from_object())
                 .transpose()
-                .to_cols_array();
+                .to_cols_array()
+                .map(f64::from);
             Entry::Instance(InstanceEntry {
                 source,
                 matrix: m,
                 world_from_object: i.world_from_object(),
                 name: i.name().map(str::to_owned),
+                mask: i.mask(),
             })
         }
         // `Geometry` may grow variants; a geometry raypick cannot describe to Python is kept as an
@@ -212,26 +346,30 @@ mod tests {
     fn instances_of_a_geometry_report_its_id() {
         let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]);
         let entries = vec![Entry::Mesh(tri.clone())];
-        let inner = Arc::new(build_rust_scene(&entries).unwrap());
+        let inner = Arc::new(build_rust_scene(&entries, DVec3::ZERO).unwrap());
         let source = Arc::new(Source {
             entries,
             scene: inner,
             remap: Some(0),
+            origin: DVec3::ZERO,
         });
         let moved = Affine3A::from_translation(Vec3::new(0.0, 0.0, -2.0));
         let top = vec![
             Entry::Mesh(tri),
             Entry::Instance(InstanceEntry {
                 source,
-                matrix: Mat4::from(moved).transpose().to_cols_array(),
+                matrix: Mat4::from(moved).transpose().to_cols_array().map(f64::from),
                 world_from_object: moved,
                 name: None,
+                mask: u32::MAX,
             }),
         ];
-        let scene = build_rust_scene(&top).unwrap();
+        let scene = build_rust_scene(&top, DVec3::ZERO).unwrap();
         let built = Built {
             scene: Arc::new(scene),
             remap: vec![None, Some(0)],
+            entries: top,
+            origin: DVec3::ZERO,
         };
         // Through the original (z = 0) first, then the copy at z = -2.
         let ray = Ray::new(Vec3::new(0.2, 0.2, 1.0), Vec3::NEG_Z);

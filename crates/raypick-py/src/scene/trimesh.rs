@@ -1,7 +1,7 @@
 //! trimesh-style queries (`intersects_first`, `intersects_any`, `intersects_location`): rays as
 //! `(N, 3)` origins and `(N, 3)` directions, answers as trimesh's `ray` helpers give them.
 
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use numpy::PyArrayDyn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -10,14 +10,16 @@ use rayon::prelude::*;
 use raypick::{Hit, QueryOptions, Ray};
 
 use super::PyScene;
-use crate::arrays::{read_floats, to_numpy};
+use crate::arrays::{read_floats, read_floats_from, to_numpy};
 
 /// Rays from trimesh-style `(N, 3)` origins and `(N, 3)` directions.
+/// The origins are moved into the scene's frame (at `origin`).
 pub(super) fn rays_from_pairs(
     origins: &Bound<'_, PyAny>,
     directions: &Bound<'_, PyAny>,
+    origin: DVec3,
 ) -> PyResult<Vec<Ray>> {
-    let o = read_floats(origins, "ray_origins", 3, Some(2))?;
+    let o = read_floats_from(origins, "ray_origins", 3, Some(2), origin)?;
     let d = read_floats(directions, "ray_directions", 3, Some(2))?;
     if o.lead != d.lead {
         return Err(PyValueError::new_err(format!(
@@ -39,7 +41,7 @@ pub(super) fn intersects_first<'py>(
     ray_directions: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArrayDyn<i64>>> {
     let built = scene.built(py)?;
-    let rays = rays_from_pairs(ray_origins, ray_directions)?;
+    let rays = rays_from_pairs(ray_origins, ray_directions, built.origin)?;
     let out: Vec<i64> = py.detach(|| {
         built
             .scene
@@ -58,7 +60,7 @@ pub(super) fn intersects_any<'py>(
     ray_directions: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
     let built = scene.built(py)?;
-    let rays = rays_from_pairs(ray_origins, ray_directions)?;
+    let rays = rays_from_pairs(ray_origins, ray_directions, built.origin)?;
     let out = py.detach(|| built.scene.occluded_batch(&rays, &QueryOptions::default()));
     to_numpy(py, out, &[rays.len()], &[])
 }
@@ -71,7 +73,7 @@ pub(super) fn intersects_location<'py>(
     multiple_hits: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let built = scene.built(py)?;
-    let rays = rays_from_pairs(ray_origins, ray_directions)?;
+    let rays = rays_from_pairs(ray_origins, ray_directions, built.origin)?;
     let (loc, index_ray, index_tri) = py.detach(|| {
         let per_ray: Vec<Vec<Hit>> = if multiple_hits {
             rays.par_iter()
@@ -91,7 +93,7 @@ pub(super) fn intersects_location<'py>(
         let mut index_tri = Vec::new();
         for (i, hits) in per_ray.iter().enumerate() {
             for h in hits {
-                loc.extend(h.point.to_array().map(f64::from));
+                loc.extend((h.point.as_dvec3() + built.origin).to_array());
                 index_ray.push(i as i64);
                 index_tri.push(i64::from(h.prim));
             }

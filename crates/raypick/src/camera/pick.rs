@@ -137,7 +137,8 @@ pub fn pick_with_tolerance(
 
 /// Every geometry with a triangle or a sphere inside the sub-frustum of `rect` (clamped to the
 /// viewport, between the near and far planes): `(geom, instance)` pairs, as in [`Hit`] — `geom` is
-/// the geometry id (in the instanced scene for instances) and `instance` the top-level instance id.
+/// the geometry id (in the instanced scene for instances, the innermost one when instances nest)
+/// and `instance` the top-level instance id.
 ///
 /// Exact (triangle clipping, sphere–polyhedron distance; see [`Frustum`]), including occluded
 /// objects (a marquee selects through things). Results are in scene order: top-level ids
@@ -179,34 +180,40 @@ pub fn pick_rect_with(
     if frustum.is_empty() {
         return out;
     }
+    select(scene, &frustum, mask, None, &mut out);
+    out
+}
+
+/// Appends to `out` the geometries of `scene` that meet `frustum` (in `scene`'s space), reached
+/// through the top-level instance `top`; instances are entered with the frustum moved into their
+/// space, nested ones too.
+fn select(
+    scene: &Scene,
+    frustum: &Frustum,
+    mask: u32,
+    top: Option<u32>,
+    out: &mut Vec<(u32, Option<u32>)>,
+) {
     for id in 0..scene.num_geometries() as u32 {
         let Some(g) = scene.geometry(id) else {
             continue;
         };
+        if g.mask() & mask == 0 {
+            continue;
+        }
         match g {
             Geometry::Instance(inst) => {
-                if inst.mask() & mask == 0 {
-                    continue;
-                }
                 let world_from_object = glam::Mat4::from(inst.world_from_object()).as_dmat4();
                 let f_object = frustum.to_object(world_from_object);
-                let sub = inst.scene();
-                for sub_id in 0..sub.num_geometries() as u32 {
-                    if let Some(sg) = sub.geometry(sub_id) {
-                        if sg.mask() & mask != 0 && geometry_overlaps(sg, &f_object) {
-                            out.push((sub_id, Some(id)));
-                        }
-                    }
-                }
+                select(inst.scene(), &f_object, mask, top.or(Some(id)), out);
             }
             _ => {
-                if g.mask() & mask != 0 && geometry_overlaps(g, &frustum) {
-                    out.push((id, None));
+                if geometry_overlaps(g, frustum) {
+                    out.push((id, top));
                 }
             }
         }
     }
-    out
 }
 
 /// Whether a mesh or sphere set has a primitive in `frustum` (both in the same space).
@@ -227,7 +234,7 @@ fn geometry_overlaps(g: &Geometry, frustum: &Frustum) -> bool {
             .iter()
             .zip(s.radii())
             .any(|(&c, &r)| frustum.intersects_sphere(c, r)),
-        // Two levels: an instanced scene holds no instances.
+        // `select` enters instances itself.
         Geometry::Instance(_) => false,
     }
 }

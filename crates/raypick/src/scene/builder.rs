@@ -5,6 +5,7 @@ use std::sync::Arc;
 use glam::{Affine3A, Vec3};
 
 use super::MeshBvh;
+use super::MAX_INSTANCE_DEPTH;
 use super::{
     mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
     MeshAccel, MeshParts, Scene, Spheres, SpheresAccel, TopItem, TriMesh,
@@ -162,10 +163,15 @@ impl SceneBuilder {
         }
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
         let top = Bvh::build(&top_boxes, &centroids, one_at_a_time(config));
-        let has_instances = self
+        let instance_depth = self
             .geometries
             .iter()
-            .any(|g| matches!(g, Geometry::Instance(_)));
+            .filter_map(|g| match g {
+                Geometry::Instance(inst) => Some(1 + inst.scene.instance_depth()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0) as u8;
         drop(parts);
         Ok(Scene {
             geometries: self.geometries,
@@ -176,7 +182,7 @@ impl SceneBuilder {
             top_boxes,
             bounds,
             config,
-            has_instances,
+            instance_depth,
         })
     }
 }
@@ -215,10 +221,12 @@ fn prepare<'g>(
             Ok(Accel::Spheres(SpheresAccel { bvh }))
         }
         Geometry::Instance(inst) => {
-            if inst.scene.has_instances() {
-                return Err(BuildError::NestedInstance {
+            let depth = 1 + inst.scene.instance_depth();
+            if depth > MAX_INSTANCE_DEPTH {
+                return Err(BuildError::TooDeep {
                     geom: id,
                     name: name_of(g),
+                    depth,
                 });
             }
             instance_accel(&inst.world_from_object)

@@ -96,16 +96,19 @@ pub enum BuildError {
         /// entry is not finite).
         determinant: f64,
     },
-    /// An instance places a scene that itself holds instances (only two levels are supported).
-    /// Flatten the inner scene's instances into the outer scene.
+    /// An instance places a scene whose instances nest so deep that a primitive would lie more
+    /// than [`MAX_INSTANCE_DEPTH`](crate::scene::MAX_INSTANCE_DEPTH) instances below this scene.
     #[error(
-        "geometry {geom} ({name:?}): the instanced scene holds instances itself (only two levels)"
+        "geometry {geom} ({name:?}): instances would nest {depth} deep, more than the {} supported",
+        crate::scene::MAX_INSTANCE_DEPTH
     )]
-    NestedInstance {
+    TooDeep {
         /// Geometry id.
         geom: u32,
         /// Geometry name.
         name: String,
+        /// The depth this instance would give the scene (1 + the placed scene's depth).
+        depth: usize,
     },
     /// `set_name` or `set_mask` named a geometry id that was never added.
     #[error("geometry {geom} does not exist (the builder has {count} geometries)")]

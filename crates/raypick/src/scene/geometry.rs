@@ -241,8 +241,8 @@ impl Spheres {
     }
 }
 
-/// A built scene placed in the world by an affine transform (two levels: the placed scene holds no
-/// instances).
+/// A built scene placed in the world by an affine transform. The placed scene may hold instances
+/// itself, up to [`MAX_INSTANCE_DEPTH`](crate::scene::MAX_INSTANCE_DEPTH) levels in all.
 #[derive(Clone, Debug)]
 pub struct Instance {
     pub(crate) scene: Arc<Scene>,

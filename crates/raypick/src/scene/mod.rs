@@ -96,7 +96,7 @@ use glam::{Affine3A, Mat3A, Vec3};
 pub use builder::SceneBuilder;
 pub use error::BuildError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
-pub use hit::{Hit, QueryOptions};
+pub use hit::{Hit, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
 use crate::bvh::quantized::QuantizedBvh;
@@ -201,7 +201,9 @@ pub struct Scene {
     top_boxes: Vec<Aabb>,
     bounds: Aabb,
     config: BuildConfig,
-    has_instances: bool,
+    /// The most instances between this scene and a primitive (0: no instances; at most
+    /// [`MAX_INSTANCE_DEPTH`]).
+    instance_depth: u8,
 }
 
 // One scene serves many threads (batches, instances shared through `Arc`).
@@ -414,7 +416,27 @@ impl Scene {
 
     /// `true` when some geometry is an [`Instance`].
     pub fn has_instances(&self) -> bool {
-        self.has_instances
+        self.instance_depth > 0
+    }
+
+    /// The most instances between this scene and a primitive: 0 without instances, 1 when the
+    /// instances place scenes of meshes and spheres, more when instances nest (at most
+    /// [`MAX_INSTANCE_DEPTH`]).
+    pub fn instance_depth(&self) -> usize {
+        self.instance_depth as usize
+    }
+
+    /// The scene that holds the primitive of a hit reached through instances `path` (this
+    /// scene for an empty path); `None` when the path does not lead through instances of it.
+    pub fn placed_scene(&self, path: &InstancePath) -> Option<&Scene> {
+        let mut scene = self;
+        for &id in path.as_slice() {
+            match scene.geometries.get(id as usize)? {
+                Geometry::Instance(inst) => scene = &inst.scene,
+                _ => return None,
+            }
+        }
+        Some(scene)
     }
 
     /// Statistics of the top-level BVH (over geometries).

@@ -199,7 +199,7 @@ impl Scene {
     /// applies (a scene of meshes alone, or of many instances) and the batch takes the plain walk.
     pub(super) fn passes(&self, ctx: &Ctx) -> Option<Passes<'_>> {
         let meshes = self.meshes_among_others(ctx);
-        let streams = if self.has_instances {
+        let streams = if self.has_instances() {
             self.streams(ctx)
         } else {
             Vec::new()
@@ -225,8 +225,8 @@ impl Scene {
                 continue;
             }
             let inner = Ctx {
-                instance: Some(id),
-                mirrored: a.mirrored,
+                path: ctx.path.pushed(id),
+                mirrored: ctx.mirrored ^ a.mirrored,
                 ..*ctx
             };
             if let Some(meshes) = inst.scene.only_meshes(&inner) {

@@ -50,6 +50,7 @@ use std::ops::ControlFlow;
 use glam::{Affine3A, Vec3};
 
 use super::geometry::transform_box;
+use super::hit::InstancePath;
 use super::{pad_box, Accel, Geometry, MeshAccel, MeshBvh, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{NodeLayout, WideTree};
 use crate::bvh::{Bvh, MAX_DEPTH};
@@ -83,13 +84,23 @@ pub struct PointCandidate {
     pub geom: u32,
     /// The instance's id in the queried scene, for instanced primitives.
     pub instance: Option<u32>,
+    /// Every instance on the way to the primitive, outermost first.
+    pub instance_path: InstancePath,
 }
 
+/// The order of equidistant candidates ([`PointCandidate::key`]).
+type TieKey = (u32, InstancePath, u32, u32);
+
 impl PointCandidate {
-    /// The tie-break key: (top-level geometry id, geometry id, primitive id).
+    /// The tie-break key: (top-level geometry id, the instance path, geometry id, primitive id).
     #[inline]
-    pub fn key(&self) -> (u32, u32, u32) {
-        (self.instance.unwrap_or(self.geom), self.geom, self.prim)
+    pub fn key(&self) -> TieKey {
+        (
+            self.instance.unwrap_or(self.geom),
+            self.instance_path,
+            self.geom,
+            self.prim,
+        )
     }
 }
 
@@ -113,6 +124,8 @@ pub struct ClosestPoint {
     pub geom: u32,
     /// Instance id, for instanced primitives.
     pub instance: Option<u32>,
+    /// Every instance on the way to the primitive, outermost first.
+    pub instance_path: InstancePath,
 }
 
 /// How [`Scene::contains`] decides inside from outside.
@@ -221,7 +234,7 @@ impl Scene {
             radius,
             f: callback,
         };
-        let _ = self.walk_scene(&mut q, None, None, mode);
+        let _ = self.walk_scene(&mut q, None, InstancePath::EMPTY, mode);
     }
 
     /// The closest point of the scene to `point` (see the [module docs](self) for ties, instances
@@ -252,7 +265,7 @@ impl Scene {
     }
 
     fn closest_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
-        let mut best: Option<(f32, (u32, u32, u32), ClosestPoint)> = None;
+        let mut best: Option<(f32, TieKey, ClosestPoint)> = None;
         let limit2 = radius * radius;
         self.point_walk(
             point,
@@ -311,6 +324,7 @@ impl Scene {
                             prim: c.prim,
                             geom: c.geom,
                             instance: c.instance,
+                            instance_path: c.instance_path,
                         },
                     ));
                     *radius = radius.min(d2.sqrt());
@@ -387,12 +401,12 @@ impl Scene {
     }
 
     /// Walks this scene, placed in world space by `world_from_scene` (`None`: the scene is the
-    /// world), its primitives reported under `instance`.
+    /// world), its primitives reported under instances `path`.
     fn walk_scene<F>(
         &self,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        instance: Option<u32>,
+        path: InstancePath,
         mode: Mode,
     ) -> ControlFlow<()>
     where
@@ -400,10 +414,10 @@ impl Scene {
     {
         if mode == Mode::BruteForce {
             if let Some(m) = &self.meshes {
-                m.walk(q, world_from_scene, instance, mode)?;
+                m.walk(q, world_from_scene, path, mode)?;
             }
             for id in 0..self.geometries.len() {
-                self.walk_geometry(id, q, world_from_scene, instance, mode)?;
+                self.walk_geometry(id, q, world_from_scene, path, mode)?;
             }
             return ControlFlow::Continue(());
         }
@@ -416,11 +430,11 @@ impl Scene {
             q,
             |q, i| match top_items[top.prim_ids()[i] as usize] {
                 TopItem::Meshes => match &self.meshes {
-                    Some(m) => m.walk(q, world_from_scene, instance, mode),
+                    Some(m) => m.walk(q, world_from_scene, path, mode),
                     None => ControlFlow::Continue(()),
                 },
                 TopItem::Geometry(id) => {
-                    self.walk_geometry(id as usize, q, world_from_scene, instance, mode)
+                    self.walk_geometry(id as usize, q, world_from_scene, path, mode)
                 }
             },
         )
@@ -431,7 +445,7 @@ impl Scene {
         id: usize,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        instance: Option<u32>,
+        path: InstancePath,
         mode: Mode,
     ) -> ControlFlow<()>
     where
@@ -439,7 +453,7 @@ impl Scene {
     {
         match (&self.geometries[id], &self.accels[id]) {
             (Geometry::Spheres(s), Accel::Spheres(a)) => {
-                a.walk(s, id as u32, q, world_from_scene, instance, mode)
+                a.walk(s, id as u32, q, world_from_scene, path, mode)
             }
             (Geometry::Instance(inst), Accel::Instance(_)) => {
                 let world_from_object = match world_from_scene {
@@ -447,7 +461,7 @@ impl Scene {
                     None => inst.world_from_object(),
                 };
                 inst.scene
-                    .walk_scene(q, Some(&world_from_object), Some(id as u32), mode)
+                    .walk_scene(q, Some(&world_from_object), path.pushed(id as u32), mode)
             }
             _ => ControlFlow::Continue(()),
         }
@@ -542,7 +556,7 @@ impl SpheresAccel {
         geom: u32,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        instance: Option<u32>,
+        path: InstancePath,
         mode: Mode,
     ) -> ControlFlow<()>
     where
@@ -566,7 +580,8 @@ impl SpheresAccel {
                 },
                 prim,
                 geom,
-                instance,
+                instance: path.top(),
+                instance_path: path,
             })
         };
         match mode {
@@ -607,7 +622,7 @@ impl MeshAccel {
         &self,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        instance: Option<u32>,
+        path: InstancePath,
         mode: Mode,
     ) -> ControlFlow<()>
     where
@@ -632,7 +647,8 @@ impl MeshAccel {
                 prim_shape: PointPrim::Triangle([v0, v1, v2].map(|v| place.point(v))),
                 prim,
                 geom,
-                instance,
+                instance: path.top(),
+                instance_path: path,
             })
         };
         match mode {

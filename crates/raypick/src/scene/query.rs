@@ -4,9 +4,9 @@ use std::ops::ControlFlow;
 
 use glam::{Vec3, Vec3A};
 
-use super::hit::RawHit;
+use super::hit::{InstancePath, RawHit, MAX_INSTANCE_DEPTH};
 use super::traverse::{Collector, Ctx, Mode};
-use super::{Accel, Geometry, Hit, QueryOptions, Scene};
+use super::{Accel, Geometry, Hit, Instance, InstanceAccel, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
 use crate::geom::triangle::EdgeRule;
 use crate::simd::{prefetch, PacketBoxRay, LANES};
@@ -38,11 +38,11 @@ impl Filter<'_> {
             prim,
             slot,
             geom,
-            instance,
+            path,
         } = raw;
         filter
             .as_ref()
-            .is_none_or(|f| f.accepts_hit([t, u, v], [prim, slot, geom], instance))
+            .is_none_or(|f| f.accepts_hit([t, u, v], [prim, slot, geom], path))
     }
 
     /// [`Filter::accepts`] with a filter. The hit comes as its fields, in registers: passed
@@ -54,7 +54,7 @@ impl Filter<'_> {
         &self,
         [t, u, v]: [f32; 3],
         [prim, slot, geom]: [u32; 3],
-        instance: Option<u32>,
+        path: InstancePath,
     ) -> bool {
         let raw = RawHit {
             t,
@@ -63,7 +63,7 @@ impl Filter<'_> {
             prim,
             slot,
             geom,
-            instance,
+            path,
         };
         (self.f)(&self.scene.finish(self.ray, &raw))
     }
@@ -171,7 +171,7 @@ pub(super) fn ctx(opts: &QueryOptions) -> Ctx {
     Ctx {
         culling: opts.culling,
         mask: opts.mask,
-        instance: None,
+        path: InstancePath::EMPTY,
         mirrored: false,
     }
 }
@@ -624,30 +624,13 @@ impl Scene {
     /// Completes a raw hit (point and normal in world space) for the world ray `ray`.
     #[inline(always)]
     pub(crate) fn finish(&self, ray: &Ray, raw: &RawHit) -> Hit {
-        let placed = raw.instance.and_then(|i| {
-            match (&self.geometries[i as usize], &self.accels[i as usize]) {
-                (Geometry::Instance(g), Accel::Instance(a)) => Some((g, a)),
-                _ => None,
-            }
-        });
-        let (point, normal) = match placed {
+        let (point, normal) = if raw.path.is_empty() {
             // The common case, a hit on this scene's own geometry: no transform, and no copy of
             // the ray (this function runs for every closest hit a query answers).
-            None => {
-                let (point, normal, _) = self.surface(raw, ray);
-                (point, normal)
-            }
-            Some((g, a)) => {
-                let ray_object = Ray {
-                    origin: a.object_from_world.transform_point3(ray.origin),
-                    dir: a.object_from_world.transform_vector3(ray.dir),
-                    ..*ray
-                };
-                let (point, normal, triangle) = g.scene.surface(raw, &ray_object);
-                let n = (a.normal_from_object * normal).normalize_or_zero();
-                let n = if triangle && a.mirrored { -n } else { n };
-                (g.world_from_object.transform_point3(point), n)
-            }
+            let (point, normal, _) = self.surface(raw, ray);
+            (point, normal)
+        } else {
+            self.surface_placed(ray, raw)
         };
         Hit {
             t: raw.t,
@@ -657,8 +640,52 @@ impl Scene {
             v: raw.v,
             prim: raw.prim,
             geom: raw.geom,
-            instance: raw.instance,
+            instance: raw.path.top(),
+            instance_path: raw.path,
         }
+    }
+
+    /// World-space point and unit normal of a hit inside instances: the ray moved into each
+    /// instance on the path as the walk moved it (bit for bit), the surface found in the
+    /// innermost scene, and the point and normal moved back out, innermost transform first. The
+    /// normal is normalized once, at the end; an odd number of mirroring transforms flips a
+    /// triangle's winding.
+    fn surface_placed(&self, ray: &Ray, raw: &RawHit) -> (Vec3, Vec3) {
+        let mut chain: [Option<(&Instance, &InstanceAccel)>; MAX_INSTANCE_DEPTH] =
+            [None; MAX_INSTANCE_DEPTH];
+        let mut scene = self;
+        let mut ray_object = *ray;
+        for (k, &id) in raw.path.as_slice().iter().enumerate() {
+            let (Geometry::Instance(g), Accel::Instance(a)) =
+                (&scene.geometries[id as usize], &scene.accels[id as usize])
+            else {
+                // Paths come from walks of this scene: every id on them is an instance.
+                return (ray.at(raw.t), Vec3::ZERO);
+            };
+            ray_object = Ray {
+                origin: a.object_from_world.transform_point3(ray_object.origin),
+                dir: a.object_from_world.transform_vector3(ray_object.dir),
+                ..ray_object
+            };
+            chain[k] = Some((g, a));
+            scene = &g.scene;
+        }
+        let (mut point, mut normal, triangle) = scene.surface(raw, &ray_object);
+        let mut mirrored = false;
+        for (g, a) in chain.iter().rev().flatten() {
+            point = g.world_from_object.transform_point3(point);
+            normal = a.normal_from_object * normal;
+            mirrored ^= a.mirrored;
+        }
+        let normal = normal.normalize_or_zero();
+        (
+            point,
+            if triangle && mirrored {
+                -normal
+            } else {
+                normal
+            },
+        )
     }
 
     /// Point, unit normal and "is a triangle" of a raw hit in this scene's space.

@@ -6,7 +6,7 @@ use std::ops::{ControlFlow, Range};
 
 use glam::Vec3;
 
-use super::hit::RawHit;
+use super::hit::{InstancePath, RawHit};
 use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{Order, RayRun, Traverse, WideRay, PACKET};
@@ -51,7 +51,9 @@ pub(crate) trait Collector {
 pub(crate) struct Ctx {
     pub culling: Culling,
     pub mask: u32,
-    pub instance: Option<u32>,
+    /// The instances entered so far, outermost first.
+    pub path: InstancePath,
+    /// An odd number of the transforms entered so far mirror.
     pub mirrored: bool,
 }
 
@@ -196,8 +198,8 @@ impl Scene {
                     ..*ray
                 };
                 let inner = Ctx {
-                    instance: Some(id as u32),
-                    mirrored: a.mirrored,
+                    path: ctx.path.pushed(id as u32),
+                    mirrored: ctx.mirrored ^ a.mirrored,
                     ..*ctx
                 };
                 inst.scene.visit(&ray_object, &inner, mode, col)
@@ -622,7 +624,7 @@ impl MeshAccel {
             prim,
             slot: slot as u32,
             geom,
-            instance: hits.instance,
+            path: hits.path,
         }
     }
 
@@ -749,7 +751,7 @@ struct LeafHits {
     mask: u32,
     /// Whether some mesh's mask misses the ray's, so that each candidate's mesh must be asked.
     check_masks: bool,
-    instance: Option<u32>,
+    path: InstancePath,
     /// The culling the kernel applies.
     kernel_culling: Culling,
     /// Whether hits on the object-space front face must be dropped after the kernel. A mirroring
@@ -766,7 +768,7 @@ impl LeafHits {
         Self {
             mask: ctx.mask,
             check_masks: parts.mask_all & ctx.mask == 0,
-            instance: ctx.instance,
+            path: ctx.path,
             kernel_culling: if cull_object_front {
                 Culling::None
             } else {
@@ -819,7 +821,7 @@ impl SpheresAccel {
                         prim,
                         slot: prim,
                         geom,
-                        instance: ctx.instance,
+                        path: ctx.path,
                     })?;
                 }
             }
