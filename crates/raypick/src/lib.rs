@@ -34,7 +34,7 @@ pub use geom::{Aabb, Ray};
 pub use glam;
 pub use scene::{
     BuildError, ClosestPoint, Geometry, Hit, InsideMethod, Instance, PointCandidate, PointPrim,
-    QueryOptions, Scene, SceneBuilder, Spheres, TriMesh,
+    QueryOptions, Scene, SceneBuilder, SceneFileError, Spheres, TriMesh,
 };
 
 /// The README's example, compiled and run as a doc-test so it cannot go stale.

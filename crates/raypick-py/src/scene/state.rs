@@ -241,7 +241,11 @@ mod tests {
         assert_eq!((built.geometry_id(&all[1]), all[1].instance), (0, Some(1)));
         // The watertight kernel's t is within a few ulps of the exact 3 (its error bound scales
         // with the distance, Woop et al. 2013, section 4).
-        assert!((all[1].t - 3.0).abs() <= 4.0 * f32::EPSILON * 3.0, "t = {}", all[1].t);
+        assert!(
+            (all[1].t - 3.0).abs() <= 4.0 * f32::EPSILON * 3.0,
+            "t = {}",
+            all[1].t
+        );
     }
 
     #[test]

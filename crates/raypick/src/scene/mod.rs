@@ -79,6 +79,7 @@
 
 mod builder;
 mod error;
+pub mod file;
 mod geometry;
 mod hit;
 mod passes;
@@ -95,6 +96,7 @@ use glam::{Affine3A, Mat3A, Vec3};
 
 pub use builder::SceneBuilder;
 pub use error::BuildError;
+pub use file::SceneFileError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, QueryOptions};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
