@@ -21,7 +21,6 @@ mod points;
 mod state;
 mod trimesh;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use numpy::{PyArray2, PyArrayDyn};
@@ -34,7 +33,7 @@ use crate::arrays::to_numpy;
 use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads::NThreads;
-use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
+use state::{build, mesh_flat, Built, Entry, Source, State};
 
 /// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
 /// a ray that hits nothing (and `instance_ids` of a hit that is not instanced).
@@ -127,15 +126,14 @@ impl PyScene {
         }
     }
 
-    /// A Python scene holding the geometries of a built Rust scene (instances keep their shared
-    /// sources).
-    pub fn from_rust(scene: &raypick::Scene) -> Self {
-        let mut sources: HashMap<*const raypick::Scene, Arc<Source>> = HashMap::new();
-        let entries = (0..scene.num_geometries() as u32)
-            .filter_map(|id| scene.geometry(id))
-            .map(|g| entry_from_geometry(g, &mut sources))
-            .collect();
-        Self::from_entries(entries)
+    /// A Python scene holding a built Rust scene: its geometries, instances keeping their shared
+    /// sources, and the scene itself as the built one (no query rebuilds it).
+    pub fn from_built(scene: raypick::Scene) -> Self {
+        let remap = vec![None; scene.num_geometries()];
+        let state = state::state_from_built(scene, remap).expect("no remap entries to check");
+        Self {
+            state: Mutex::new(state),
+        }
     }
 }
 
@@ -605,13 +603,38 @@ impl PyScene {
         )
     }
 
-    /// The scene's geometries as plain Python data (numpy arrays, names, matrices): what pickle
-    /// stores. Instanced scenes are stored once however often they are placed.
+    /// Saves the scene, built, to a scene file (``.rpk``): every geometry, name and mask and
+    /// every BVH as built, so :func:`raypick.load` reads it back without a build. The file is
+    /// the Rust scene: an instance made with ``add_instance(geometry_id, ...)`` loads as an
+    /// instance of a one-geometry scene, whose hits report geometry id 0 (pickling keeps the
+    /// id).
+    ///
+    /// Raises:
+    ///     ValueError: the scene cannot be built.
+    ///     OSError: the file cannot be written.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.save("room.rpk")
+    ///     >>> same = raypick.load("room.rpk")
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let built = self.built(py)?;
+        py.detach(|| built.scene.save(&path)).map_err(|e| match e {
+            raypick::SceneFileError::Io(io) => {
+                pyo3::exceptions::PyOSError::new_err(format!("{}: {io}", path.display()))
+            }
+            other => PyValueError::new_err(format!("{}: {other}", path.display())),
+        })
+    }
+
+    /// The scene as pickle stores it: the bytes of a scene file (geometry and every BVH, built
+    /// first if needed) and the geometry ids instanced hits report, so unpickling does no build.
     fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         pickle::get_state(self, py)
     }
 
-    /// Restores what :meth:`__getstate__` returned (the BVH is rebuilt on the first query).
+    /// Restores what :meth:`__getstate__` returned, without a build (states of the older plain
+    /// form, version 1, are rebuilt on the first query).
     fn __setstate__(&self, py: Python<'_>, state: &Bound<'_, PyDict>) -> PyResult<()> {
         pickle::set_state(self, py, state)
     }

@@ -1,57 +1,27 @@
-//! Pickling: a scene as plain Python data (numpy arrays, names, matrices) and back. Instanced
-//! scenes are stored once however often they are placed; the BVH is rebuilt on the first query.
+//! Pickling: a scene as the bytes of a scene file (`raypick::scene::file`: geometries, names,
+//! masks and every BVH as built, instanced scenes once however often they are placed) with the
+//! geometry ids its instanced hits report, so unpickling does no build. States of the older plain
+//! form (version 1: numpy arrays, names and matrices, rebuilt on the first query) are still read.
 
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use raypick::{Spheres, TriMesh};
 
 use super::geometry::{read_matrix, to_vec3s};
-use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, State};
+use super::state::{
+    build, build_rust_scene, state_from_built, Entry, InstanceEntry, Source, State,
+};
 use super::PyScene;
-use crate::arrays::{put, read_floats, read_triangles};
+use crate::arrays::{read_floats, read_triangles};
 
-pub(super) const STATE_VERSION: u32 = 1;
+/// The state `__getstate__` writes: a scene file's bytes and the remap.
+pub(super) const STATE_VERSION: u32 = 2;
 
-pub(super) fn entry_to_py<'py>(
-    py: Python<'py>,
-    e: &Entry,
-    sources: &mut Vec<Arc<Source>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    match e {
-        Entry::Mesh(m) => {
-            d.set_item("kind", "mesh")?;
-            d.set_item("name", m.name())?;
-            let (v, t) = mesh_flat(m);
-            put(&d, "vertices", v, &[m.vertices().len()], &[3])?;
-            put(&d, "triangles", t, &[m.indices().len()], &[3])?;
-        }
-        Entry::Spheres(s) => {
-            d.set_item("kind", "spheres")?;
-            d.set_item("name", s.name())?;
-            let c: Vec<f32> = s.centers().iter().flat_map(|p| p.to_array()).collect();
-            put(&d, "centers", c, &[s.centers().len()], &[3])?;
-            put(&d, "radii", s.radii().to_vec(), &[s.radii().len()], &[])?;
-        }
-        Entry::Instance(i) => {
-            let k = match sources.iter().position(|s| Arc::ptr_eq(s, &i.source)) {
-                Some(k) => k,
-                None => {
-                    sources.push(i.source.clone());
-                    sources.len() - 1
-                }
-            };
-            d.set_item("kind", "instance")?;
-            d.set_item("name", i.name.as_deref())?;
-            d.set_item("source", k)?;
-            put(&d, "matrix", i.matrix.to_vec(), &[4], &[4])?;
-        }
-    }
-    Ok(d)
-}
+/// The plain state of earlier versions, still read.
+const PLAIN_STATE_VERSION: u32 = 1;
 
 pub(super) fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     d.get_item(key)?
@@ -103,28 +73,15 @@ pub(super) fn entry_from_py(d: &Bound<'_, PyDict>, sources: &[Arc<Source>]) -> P
 }
 
 pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    let state = scene.lock(py);
-    let mut sources: Vec<Arc<Source>> = Vec::new();
-    let geoms = PyList::empty(py);
-    for e in &state.entries {
-        geoms.append(entry_to_py(py, e, &mut sources)?)?;
-    }
-    let srcs = PyList::empty(py);
-    for s in &sources {
-        let d = PyDict::new(py);
-        let list = PyList::empty(py);
-        let mut none = Vec::new();
-        for e in &s.entries {
-            list.append(entry_to_py(py, e, &mut none)?)?;
-        }
-        d.set_item("geometries", list)?;
-        d.set_item("remap", s.remap)?;
-        srcs.append(d)?;
-    }
+    let built = {
+        let mut guard = scene.lock(py);
+        build(py, &mut guard)?
+    };
+    let bytes = py.detach(|| built.scene.to_bytes());
     let d = PyDict::new(py);
     d.set_item("version", STATE_VERSION)?;
-    d.set_item("geometries", geoms)?;
-    d.set_item("sources", srcs)?;
+    d.set_item("scene", PyBytes::new(py, &bytes))?;
+    d.set_item("remap", built.remap.clone())?;
     Ok(d)
 }
 
@@ -134,9 +91,21 @@ pub(super) fn set_state(
     state: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let version: u32 = get(state, "version")?.extract()?;
-    if version != STATE_VERSION {
+    if version == STATE_VERSION {
+        let bytes = get(state, "scene")?;
+        let bytes = bytes.cast::<PyBytes>()?.as_bytes();
+        let remap: Vec<Option<u32>> = get(state, "remap")?.extract()?;
+        let rust = py
+            .detach(|| raypick::Scene::from_bytes(bytes))
+            .map_err(|e| PyValueError::new_err(format!("bad Scene state: {e}")))?;
+        let restored = state_from_built(rust, remap)?;
+        *scene.lock(py) = restored;
+        return Ok(());
+    }
+    if version != PLAIN_STATE_VERSION {
         return Err(PyValueError::new_err(format!(
-            "Scene state version {version} is not supported (this raypick reads {STATE_VERSION})"
+            "Scene state version {version} is not supported (this raypick reads {STATE_VERSION} \
+             and {PLAIN_STATE_VERSION})"
         )));
     }
     let mut sources = Vec::new();

@@ -161,6 +161,59 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
     Ok(built)
 }
 
+/// The state of a scene whose Rust scene is already built (read from a scene file or unpickled):
+/// its geometries as entries, the instance sources that `remap` names (per geometry id: the id
+/// its instanced hits report, see [`Source::remap`]), and the scene itself as the built one, so
+/// no query rebuilds it.
+pub(super) fn state_from_built(scene: raypick::Scene, remap: Vec<Option<u32>>) -> PyResult<State> {
+    let n = scene.num_geometries();
+    if remap.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "bad Scene state: {} remap entries for {n} geometries",
+            remap.len()
+        )));
+    }
+    let mut sources = HashMap::new();
+    let mut entries: Vec<Entry> = (0..n as u32)
+        .filter_map(|id| scene.geometry(id))
+        .map(|g| entry_from_geometry(g, &mut sources))
+        .collect();
+    let mut geometry_sources: HashMap<u32, Arc<Source>> = HashMap::new();
+    for (entry, &remap) in entries.iter_mut().zip(&remap) {
+        let Some(g) = remap else { continue };
+        let Entry::Instance(inst) = entry else {
+            return Err(PyValueError::new_err(
+                "bad Scene state: a remap entry for a geometry that is not an instance",
+            ));
+        };
+        if g as usize >= n {
+            return Err(PyValueError::new_err(format!(
+                "bad Scene state: remap to geometry {g} of {n}"
+            )));
+        }
+        let source = geometry_sources
+            .entry(g)
+            .or_insert_with(|| {
+                Arc::new(Source {
+                    entries: inst.source.entries.clone(),
+                    scene: inst.source.scene.clone(),
+                    remap: Some(g),
+                })
+            })
+            .clone();
+        inst.source = source;
+    }
+    Ok(State {
+        entries,
+        built: Some(Arc::new(Built {
+            scene: Arc::new(scene),
+            remap,
+        })),
+        as_source: None,
+        geometry_sources,
+    })
+}
+
 pub(super) fn entry_from_geometry(
     g: &Geometry,
     sources: &mut HashMap<*const raypick::Scene, Arc<Source>>,
@@ -249,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn from_rust_keeps_geometries_and_shares_sources() {
+    fn from_built_keeps_geometries_and_shares_sources() {
         let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).with_name("t");
         let mut part = SceneBuilder::new();
         part.add_mesh(tri);
@@ -258,7 +311,7 @@ mod tests {
         world.add_instance(part.clone(), Affine3A::IDENTITY);
         world.add_instance(part, Affine3A::from_translation(Vec3::X));
         let world = world.build().unwrap();
-        let py_scene = PyScene::from_rust(&world);
+        let py_scene = PyScene::from_built(world);
         let state = py_scene.state.lock().unwrap();
         assert_eq!(state.entries.len(), 2);
         let (Entry::Instance(a), Entry::Instance(b)) = (&state.entries[0], &state.entries[1])
