@@ -129,7 +129,10 @@ impl SceneBuilder {
         check_total(&self.geometries, &parts)?;
         // Every mesh in one tree; the top level holds it as one item.
         let meshes = (!parts.is_empty()).then(|| build_mesh_accel(&parts, config));
-        let (top_items, top_boxes, bounds) = top_level(&self.geometries);
+        let meshes_bounds = parts
+            .iter()
+            .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
+        let (top_items, top_boxes, bounds) = top_level(&self.geometries, meshes_bounds);
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
         let top = Bvh::build(&top_boxes, &centroids, one_at_a_time(config));
         let has_instances = has_instances(&self.geometries);
@@ -231,24 +234,26 @@ pub(super) fn check_total(
 
 /// What the top level of a scene of `geometries` holds (the meshes as one item, then each sphere
 /// set and instance with a non-empty box, in id order), their padded world boxes, and the
-/// scene's box. A function of the geometries alone, so a loaded scene recomputes what its build
-/// computed.
-pub(super) fn top_level(geometries: &[Geometry]) -> (Vec<TopItem>, Vec<Aabb>, Aabb) {
+/// scene's box, given the meshes' common box `meshes_bounds`. A function of the geometries
+/// alone, so a loaded scene recomputes what its build computed.
+pub(super) fn top_level(
+    geometries: &[Geometry],
+    meshes_bounds: Aabb,
+) -> (Vec<TopItem>, Vec<Aabb>, Aabb) {
     let mut top_items = Vec::new();
     let mut top_boxes = Vec::new();
     let mut bounds = Aabb::EMPTY;
-    let meshes_bounds = geometries.iter().fold(Aabb::EMPTY, |b, g| match g {
-        Geometry::Mesh(m) => b.union(m.bounds()),
-        _ => b,
-    });
     if !meshes_bounds.is_empty() {
         bounds = meshes_bounds;
         top_items.push(TopItem::Meshes);
         top_boxes.push(pad_box(meshes_bounds));
     }
     for (id, g) in geometries.iter().enumerate() {
+        if matches!(g, Geometry::Mesh(_)) {
+            continue;
+        }
         let b = g.bounds();
-        if b.is_empty() || matches!(g, Geometry::Mesh(_)) {
+        if b.is_empty() {
             continue;
         }
         bounds = bounds.union(b);

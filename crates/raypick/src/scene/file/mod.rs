@@ -72,7 +72,10 @@
 //! range; every geometry passes the builder's own checks ([`SceneBuilder::build`]: indices, finite
 //! values, radii, invertible transforms, two levels), and every tree passes its `validate()`
 //! against boxes recomputed from the geometry before the scene is assembled, which is what the
-//! walks' unchecked node reads rely on. Each failure is a [`SceneFileError`] naming the [`Place`]
+//! walks' unchecked node reads rely on. The meshes' tree is validated once its triangle blocks
+//! are filled from the meshes in the stored order (after a check that the order names only
+//! triangles that exist), against each triangle's box read back from its block in order: the
+//! same box as from its mesh, without a pass over the meshes in another order. Each failure is a [`SceneFileError`] naming the [`Place`]
 //! (scene, geometry, field) where it was found.
 //!
 //! ## Version policy

@@ -12,10 +12,10 @@ use super::{
 };
 use crate::bvh::quantized::{QuantNode, QuantizedBvh};
 use crate::bvh::wide::{WideBvh, WideNode};
-use crate::bvh::{BuildConfig, Bvh, Node};
+use crate::bvh::{BuildConfig, Bvh, Node, ValidationError};
 use crate::scene::builder::{check_geometry, check_total, has_instances, top_level};
 use crate::scene::{
-    frame_origin, mesh_local_boxes, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
+    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
     MeshBvh, MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
 };
 use crate::simd::{QuantBoxes8, LANES};
@@ -104,15 +104,17 @@ impl<'a> Reader<'a> {
 
     /// A `len`-prefixed run of `elem`-byte elements (the count is checked against the bytes left
     /// before anything is allocated), each decoded by `decode`.
-    fn elements<T>(
+    fn elements<T: Send>(
         &mut self,
         elem: usize,
         field: &'static str,
-        decode: impl Fn(&[u8]) -> T,
+        decode: impl Fn(&[u8]) -> T + Sync + Send,
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
         let bytes = self.take(n.saturating_mul(elem as u64), field)?;
-        Ok(bytes.chunks_exact(elem).map(decode).collect())
+        Ok(collect_each(bytes.len() / elem, |i| {
+            decode(&bytes[i * elem..(i + 1) * elem])
+        }))
     }
 
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
@@ -546,6 +548,9 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
         });
     }
     check_total(&geometries, &parts).map_err(geometry_error)?;
+    let meshes_bounds = parts
+        .iter()
+        .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
     let meshes = match (parts.first(), raw.meshes) {
         (None, None) => None,
         (Some(&(first, _, _)), Some(tree)) => {
@@ -567,22 +572,33 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 });
             }
             let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
-            let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
-            let offset = frame_origin(&bounds);
-            let (boxes, _) = mesh_local_boxes(&meshes, offset);
-            // The tree and its order must be valid before the blocks are filled from the order.
-            tree.bvh
-                .validate(&tree.ids, &boxes)
-                .map_err(|e| invalid(Some(first), e))?;
-            drop(boxes);
+            // The blocks are filled from the order, which must name triangles first; the tree
+            // is then validated against the triangles' boxes read from the blocks in order.
+            let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
+            if let Some(&prim) = tree
+                .ids
+                .iter()
+                .find(|&&p| p != MeshBvh::PADDING && p as usize >= total)
+            {
+                return Err(invalid(
+                    Some(first),
+                    ValidationError::Permutation { prim, count: 1 },
+                ));
+            }
             let mut accel = MeshAccel {
-                offset,
+                offset: frame_origin(&meshes_bounds),
                 blocks: Vec::new(),
                 bvh: tree.bvh,
                 parts: MeshParts::new(&parts),
                 dipoles: OnceLock::new(),
             };
             accel.store(&meshes, &tree.ids);
+            accel
+                .bvh
+                .validate_by(&tree.ids, total, |prim, slot| {
+                    accel.slot_box(&meshes, slot, prim)
+                })
+                .map_err(|e| invalid(Some(first), e))?;
             Some(accel)
         }
         (first, _) => {
@@ -601,7 +617,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
         }
     };
     drop(parts);
-    let (top_items, top_boxes, bounds) = top_level(&geometries);
+    let (top_items, top_boxes, bounds) = top_level(&geometries, meshes_bounds);
     raw.top.validate(&top_boxes).map_err(|e| invalid(None, e))?;
     let has_instances = has_instances(&geometries);
     Ok(Scene {
