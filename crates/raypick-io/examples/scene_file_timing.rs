@@ -6,8 +6,8 @@
 //!
 //! For each scene: the BVH build from geometry in memory (`SceneBuilder::build`), then the scene
 //! saved to a temporary `.rpk` and read back (`Scene::load`: read, checksum, decode, check,
-//! validate every tree, fill the triangle blocks), each the median of `RUNS` runs (default 5),
-//! and the file's size.
+//! fill the triangle blocks, validate every tree), each the median of `RUNS` runs (default 5,
+//! builds and loads taking turns), and the file's size.
 //!
 //! ```text
 //! cargo run --release -p raypick-io --example scene_file_timing [RUNS]
@@ -36,22 +36,20 @@ fn build(meshes: &[TriMesh]) -> Scene {
 
 fn time(name: &str, meshes: &[TriMesh], runs: usize, dir: &Path) {
     let triangles: usize = meshes.iter().map(TriMesh::num_triangles).sum();
-    let mut build_ms = Vec::new();
-    let mut scene = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let s = build(meshes);
-        build_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        scene = Some(s);
-    }
-    let scene = scene.expect("at least one run");
+    let scene = build(meshes);
     let path = dir.join(format!("{name}.rpk"));
     let t = Instant::now();
     scene.save(&path).expect("the scene saves");
     let save_ms = t.elapsed().as_secs_f64() * 1e3;
+    drop(scene);
     let bytes = std::fs::metadata(&path).expect("the file exists").len();
-    let mut load_ms = Vec::new();
+    // Builds and loads take turns, so a burst of load from elsewhere on the host falls on both.
+    let (mut build_ms, mut load_ms) = (Vec::new(), Vec::new());
     for _ in 0..runs {
+        let t = Instant::now();
+        let built = build(meshes);
+        build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        drop(built);
         let t = Instant::now();
         let loaded = Scene::load(&path).expect("the file loads");
         load_ms.push(t.elapsed().as_secs_f64() * 1e3);

@@ -52,8 +52,9 @@ type MeshArrays<'py> = (Bound<'py, PyArrayDyn<f32>>, Bound<'py, PyArrayDyn<u32>>
 /// strides), release the GIL and run on all cores (``nthreads=0``) or on ``nthreads`` threads.
 /// ``t`` is measured in units of each ray's direction (which need not be unit length).
 ///
-/// A scene is thread-safe and can be pickled (its geometries are stored and the BVH is rebuilt on
-/// the first query after unpickling), so it can be sent to worker processes.
+/// A scene is thread-safe and can be pickled (as the bytes of a scene file, every BVH included, so
+/// the unpickled scene does no build), so it can be sent to worker processes; :meth:`save`
+/// writes the same bytes to a file that :func:`raypick.load` reads.
 ///
 /// Example::
 ///
@@ -116,7 +117,7 @@ impl PyScene {
         self.lock(py).push(e)
     }
 
-    /// A scene with these entries (from a loader or from unpickling).
+    /// A scene with these entries (from unpickling a plain state).
     fn from_entries(entries: Vec<Entry>) -> Self {
         Self {
             state: Mutex::new(State {

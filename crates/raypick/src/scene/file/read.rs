@@ -15,8 +15,8 @@ use crate::bvh::wide::{WideBvh, WideNode};
 use crate::bvh::{BuildConfig, Bvh, Node, ValidationError};
 use crate::scene::builder::{check_geometry, check_total, has_instances, top_level};
 use crate::scene::{
-    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
-    MeshBvh, MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
+    frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel, MeshBvh,
+    MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
 };
 use crate::simd::{QuantBoxes8, LANES};
 use crate::Aabb;
@@ -112,9 +112,7 @@ impl<'a> Reader<'a> {
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
         let bytes = self.take(n.saturating_mul(elem as u64), field)?;
-        Ok(collect_each(bytes.len() / elem, |i| {
-            decode(&bytes[i * elem..(i + 1) * elem])
-        }))
+        Ok(decode_each(bytes, elem, decode))
     }
 
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
@@ -143,6 +141,24 @@ impl<'a> Reader<'a> {
             }
             t => Err(self.bad("name tag", format!("{t}: expected 0 (no name) or 1"))),
         }
+    }
+}
+
+/// `decode` applied to each `elem`-byte element of `bytes`, in order, on all cores (feature
+/// `parallel`) straight into the vector.
+fn decode_each<T: Send>(
+    bytes: &[u8],
+    elem: usize,
+    decode: impl Fn(&[u8]) -> T + Sync + Send,
+) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        bytes.par_chunks_exact(elem).map(decode).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        bytes.chunks_exact(elem).map(decode).collect()
     }
 }
 
