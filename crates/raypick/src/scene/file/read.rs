@@ -387,14 +387,15 @@ impl Reader<'_> {
         self.geometry = None;
         let config = self.config()?;
         let count = self.u32("geometry count")?;
-        // Each geometry takes at least 10 bytes (kind, mask, name tag and a count): a count the
-        // bytes left cannot hold is refused before anything is allocated.
+        // Each geometry takes at least 22 bytes (kind 1, mask 4, name tag 1, then a mesh's or a
+        // sphere set's two counts, 16, or an instance's 52): a count the bytes left cannot hold
+        // is refused before anything is allocated.
         let left = (self.bytes.len() - self.pos) as u64;
-        if u64::from(count) * 10 > left {
+        if u64::from(count) * 22 > left {
             return Err(SceneFileError::Truncated {
                 at: self.place("geometry count"),
                 offset: self.pos,
-                needed: u64::from(count) * 10,
+                needed: u64::from(count) * 22,
                 len: self.bytes.len(),
             });
         }
@@ -479,9 +480,9 @@ fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
             "0: a file holds at least the saved scene".into(),
         ));
     }
-    // A scene takes at least 100 bytes (its settings alone take 62): a count the bytes left cannot
-    // hold is refused before anything is allocated.
-    let mut scenes = Vec::with_capacity((count as usize).min(r.bytes.len() / 100));
+    // A scene takes at least 82 bytes (settings 61, geometry count 4, the top tree's two counts
+    // 16, the mesh tree's kind 1): the capacity is what the bytes can hold, whatever the count.
+    let mut scenes = Vec::with_capacity((count as usize).min(r.bytes.len() / 82));
     for s in 0..count {
         scenes.push(r.scene(s)?);
     }
