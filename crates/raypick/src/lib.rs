@@ -34,7 +34,8 @@ pub use geom::{Aabb, Ray};
 pub use glam;
 pub use scene::{
     BuildError, ClosestPoint, Geometry, Hit, InsideMethod, Instance, InstancePath, PointCandidate,
-    PointPrim, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh, MAX_INSTANCE_DEPTH,
+    PointPrim, QueryOptions, Scene, SceneBuilder, SceneFileError, Spheres, TriMesh,
+    MAX_INSTANCE_DEPTH,
 };
 
 /// The README's example, compiled and run as a doc-test so it cannot go stale.
