@@ -64,7 +64,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--chunk", type=int, default=250_000)
     args = ap.parse_args()
-    if raypick.__debug_build__:
+    if raypick._raypick.__debug_build__:
         print("warning: raypick is a debug build; build with RAYPICK_PY_RELEASE=1", file=sys.stderr)
     scene = raypick.load(SHARED / "data/obj/stanford-bunny.obj")
     scene.commit()

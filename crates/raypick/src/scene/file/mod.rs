@@ -70,7 +70,7 @@
 //! field by field (magic, version, byte order, length, reserved), then the checksum, then every
 //! count against the bytes left before anything is allocated, every tag and index against its
 //! range; every geometry passes the builder's own checks ([`SceneBuilder::build`]: indices, finite
-//! values, radii, invertible transforms, two levels), and every tree passes its `validate()`
+//! values, radii, invertible transforms, nesting depth), and every tree passes its `validate()`
 //! against boxes recomputed from the geometry before the scene is assembled, which is what the
 //! walks' unchecked node reads rely on. The meshes' tree is validated once its triangle blocks
 //! are filled from the meshes in the stored order (after a check that the order names only
