@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A short fuzz run of every loader target (fuzz/fuzz_targets): FUZZ_SECONDS (default 30) each.
+# A short fuzz run of every loader target and the scene-file target (fuzz/fuzz_targets):
+# FUZZ_SECONDS (default 30) each.
 # Each target's corpus (fuzz/corpus/<target>, git-ignored) starts from the hostile inputs and the
 # fuzz regressions kept as tests (crates/raypick-io/tests/hostile-inputs, tests/fuzz-regressions)
 # and the small files of the shared data set. Needs the nightly toolchain and cargo-fuzz
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(obj gltf ply stl any)
+    targets=(obj gltf ply stl any scene_file)
 fi
 io=crates/raypick-io/tests
 data=../shared/data
@@ -40,8 +41,20 @@ for target in "${targets[@]}"; do
         gltf) globs=("$data"/gltf/*) ;;
         ply) globs=("$data"/ply/*.ply) ;;
         stl) globs=("$data"/stl/*) ;;
+        scene_file) globs=() ;;
         *) globs=("$data"/*/*) ;;
     esac
+    if [ "$target" = scene_file ]; then
+        # Scene files of the small STL models, whole and as bare payloads (the target also seals
+        # its input behind a matching header): `raypick build` writes them.
+        for model in "$data"/stl/multibody.stl "$data"/stl/20mm-xyz-cube.stl; do
+            name="$(basename "$model" .stl)"
+            if [ -f "$model" ] && [ ! -e "$corpus/$name.rpk" ]; then
+                cargo run -q -p raypick-cli -- build "$model" -o "$corpus/$name.rpk" >/dev/null
+                tail -c +33 "$corpus/$name.rpk" >"$corpus/$name.payload"
+            fi
+        done
+    fi
     for file in "${globs[@]}"; do
         if [ -f "$file" ] && [ "$(stat -c %s "$file")" -le 65536 ]; then
             seed "$corpus" "$file"

@@ -37,7 +37,7 @@ python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 # The wheel's own dependencies come from its metadata; the test extra adds pytest, and the
 # point-query tests compare with trimesh (whose proximity queries need rtree and scipy).
-"$VENV/bin/python" -m pip install --quiet "$wheel[test]" trimesh rtree scipy
+"$VENV/bin/python" -m pip install --quiet "$wheel[test,dask]" trimesh rtree scipy
 
 # Run from a folder outside the source tree: crates/raypick-py/python must not shadow the wheel.
 cd "$ROOT/target"

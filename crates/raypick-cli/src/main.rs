@@ -29,6 +29,7 @@ Examples:
   raypick render model.ply -o out.png --mode prim-id --size 640x480
   raypick cast bunny.obj --rays bunny.incoherent.rays --out hits.npz
   raypick info scene.gltf
+  raypick build sponza.obj -o sponza.rpk         # build once; every subcommand loads .rpk without a build
   raypick bench";
 
 #[derive(Parser)]
@@ -55,7 +56,7 @@ enum Command {
         after_help = "Examples:\n  raypick pick bunny.obj --pixel 400,300\n  raypick pick model.glb --pixel 10,20 --size 640x480 --convention vulkan --json\n  raypick pick bunny.obj --pixel 400,300 --camera 0,0.1,0.3,0,0.1,0,0,1,0,45"
     )]
     Pick {
-        /// Model file (OBJ, glTF/GLB, PLY, STL); the built-in demo scene when omitted.
+        /// Model file (OBJ, glTF/GLB, PLY, STL, or a `.rpk` scene file); the built-in demo scene when omitted.
         model: Option<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
@@ -139,6 +140,20 @@ enum Command {
         #[arg(long, value_enum, default_value_t = InsideArg::Parity)]
         method: InsideArg,
     },
+    /// Load and build a model once and save it as a scene file (`.rpk`: geometry, names, masks
+    /// and every BVH), which every subcommand then loads without a build.
+    #[command(
+        after_help = "Example:\n  raypick build sponza.obj -o sponza.rpk\n  raypick render sponza.rpk -o sponza.png"
+    )]
+    Build {
+        /// Model file (OBJ, glTF/GLB, PLY, STL, or a scene file).
+        model: PathBuf,
+        #[command(flatten)]
+        load: LoadArgs,
+        /// The scene file to write.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Geometries, triangles, bounds, BVH statistics and build time.
     #[command(after_help = "Example:\n  raypick info scene.gltf --json")]
     Info {
@@ -218,6 +233,7 @@ fn run(cli: Cli) -> Result<()> {
             cmd::closest::Extras { signed, inside },
             method.into(),
         ),
+        Command::Build { model, load, out } => cmd::build::run(&model, &load, &out),
         Command::Info { model, load, json } => {
             cmd::info::run(model.as_deref(), &load, Output::from_json_flag(json))
         }

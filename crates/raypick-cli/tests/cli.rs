@@ -637,3 +637,91 @@ fn readme_pick_example_is_what_the_binary_prints() {
     let printed: Vec<&str> = text.lines().map(str::trim).collect();
     assert_eq!(shown, printed);
 }
+
+/// `raypick build` saves a scene file that the other subcommands load as they load the model:
+/// the same picks, the same prim-id image, the same counts.
+#[test]
+fn build_writes_a_scene_file_the_other_subcommands_load() {
+    let dir = tempfile::tempdir().unwrap();
+    for model in ["obj/teapot.obj", "gltf/CesiumMilkTruck.glb"] {
+        let rpk = dir.path().join("model.rpk");
+        let text = stdout_of(
+            raypick()
+                .arg("build")
+                .arg(data(model))
+                .arg("--keep-instances")
+                .arg("-o")
+                .arg(&rpk),
+        );
+        assert!(text.contains("wrote"), "{text}");
+        let bytes = std::fs::read(&rpk).unwrap();
+        assert!(bytes.starts_with(b"RAYPICK\0"));
+        let pick = |m: &Path| {
+            stdout_of(
+                raypick()
+                    .arg("pick")
+                    .arg(m)
+                    .arg("--keep-instances")
+                    .args(["--pixel", "400,300", "--json"]),
+            )
+        };
+        assert_eq!(
+            pick(&data(model)),
+            pick(&rpk).replace(
+                &rpk.display().to_string(),
+                &data(model).display().to_string()
+            )
+        );
+        let render = |m: &Path, out: &Path| {
+            raypick()
+                .arg("render")
+                .arg(m)
+                .arg("--keep-instances")
+                .args(["--mode", "prim-id", "--size", "160x120", "-o"])
+                .arg(out)
+                .assert()
+                .success();
+            std::fs::read(out).unwrap()
+        };
+        assert!(
+            render(&data(model), &dir.path().join("a.png"))
+                == render(&rpk, &dir.path().join("b.png")),
+            "{model}: the images differ"
+        );
+        let info: serde_json::Value =
+            serde_json::from_str(&stdout_of(raypick().arg("info").arg(&rpk).arg("--json")))
+                .unwrap();
+        let original: serde_json::Value = serde_json::from_str(&stdout_of(
+            raypick()
+                .arg("info")
+                .arg(data(model))
+                .arg("--keep-instances")
+                .arg("--json"),
+        ))
+        .unwrap();
+        assert_eq!(info["triangles_in_world"], original["triangles_in_world"]);
+        assert_eq!(
+            info["geometry"].as_array().map(Vec::len),
+            original["geometry"].as_array().map(Vec::len)
+        );
+    }
+    // The output must not be the model itself.
+    let copy = dir.path().join("teapot.obj");
+    std::fs::copy(data("obj/teapot.obj"), &copy).unwrap();
+    raypick()
+        .arg("build")
+        .arg(&copy)
+        .arg("-o")
+        .arg(&copy)
+        .assert()
+        .failure();
+    // A damaged scene file is refused with the field it breaks.
+    let rpk = dir.path().join("bad.rpk");
+    std::fs::write(&rpk, b"RAYPICK\0\x07\0\0\0").unwrap();
+    raypick()
+        .arg("info")
+        .arg(&rpk)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("bad.rpk").and(predicate::str::contains("version 7")));
+}

@@ -19,6 +19,9 @@ pub enum Format {
     Ply,
     /// STL, ASCII or binary.
     Stl,
+    /// A raypick scene file (`.rpk`, [`raypick::scene::file`]): a built scene, every BVH
+    /// included, which [`crate::load`] reads without a build.
+    Scene,
 }
 
 impl fmt::Display for Format {
@@ -28,6 +31,7 @@ impl fmt::Display for Format {
             Format::Gltf => "glTF",
             Format::Ply => "PLY",
             Format::Stl => "STL",
+            Format::Scene => "raypick scene",
         })
     }
 }
@@ -241,6 +245,15 @@ pub enum LoadError {
         /// The scene builder's error.
         error: raypick::BuildError,
     },
+    /// A raypick scene file is damaged, of another version, or not one (see
+    /// [`raypick::SceneFileError`], which names the field).
+    #[error("{source_name}: {error}")]
+    SceneFile {
+        /// The file.
+        source_name: Source,
+        /// What is wrong, and where.
+        error: raypick::SceneFileError,
+    },
     /// A hand-built [`crate::Model`] is inconsistent (an instance names a mesh that does not exist).
     #[error("invalid model: {message}")]
     InvalidModel {
@@ -268,7 +281,8 @@ impl LoadError {
             | LoadError::TooManyTriangles { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
             | LoadError::NoTriangles { source_name, .. }
-            | LoadError::Scene { source_name, .. } => source_name,
+            | LoadError::Scene { source_name, .. }
+            | LoadError::SceneFile { source_name, .. } => source_name,
         }
     }
 
@@ -305,7 +319,8 @@ impl LoadError {
             | LoadError::TooManyTriangles { source_name, .. }
             | LoadError::Unsupported { source_name, .. }
             | LoadError::NoTriangles { source_name, .. }
-            | LoadError::Scene { source_name, .. } => source_name,
+            | LoadError::Scene { source_name, .. }
+            | LoadError::SceneFile { source_name, .. } => source_name,
         };
         *name = Source(Some(path.to_path_buf()));
         self

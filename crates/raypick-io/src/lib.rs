@@ -25,6 +25,9 @@
 //!
 //! [`load`] reads a file, detects its format from the content ([`detect_format`]: magic bytes
 //! first, the extension only when the content is not conclusive), parses it and builds the scene.
+//! A raypick scene file (`.rpk`, written by `raypick build` or [`raypick::Scene::save`]) holds a
+//! built scene with every BVH: [`load`] reads it without a build ([`scene_file`]), within the same
+//! byte and triangle budgets, and names its geometries from the names stored in it.
 //!
 //! # Files from strangers
 //! Loading a file must be safe when whoever made it is not trusted (a server, a batch pipeline, a
@@ -63,6 +66,7 @@ pub mod obj;
 pub mod ply;
 mod refs;
 pub mod scene;
+pub mod scene_file;
 pub mod stl;
 
 pub use error::{Format, LoadError, Location, RefusedReason, Source};
@@ -139,6 +143,9 @@ fn detect(head: &[u8], len: u64, extension: Option<&str>) -> Result<Format, Load
             source_name: Source::default(),
         });
     }
+    if scene_file::is_scene_file(head) {
+        return Ok(Format::Scene);
+    }
     if head.starts_with(b"ply\n") || head.starts_with(b"ply\r\n") {
         return Ok(Format::Ply);
     }
@@ -157,6 +164,7 @@ fn detect(head: &[u8], len: u64, extension: Option<&str>) -> Result<Format, Load
         Some("stl") => return Ok(Format::Stl),
         Some("ply") => return Ok(Format::Ply),
         Some("gltf" | "glb") => return Ok(Format::Gltf),
+        Some("rpk") => return Ok(Format::Scene),
         _ => {}
     }
     let looks_like_obj = head.split(|&b| b == b'\n').any(|line| {
@@ -225,6 +233,16 @@ fn parse_reader(
                 })?;
             gltf::parse_within(&bytes, &options.gltf, limits)?
         }
+        Format::Scene => {
+            return Err(LoadError::Unsupported {
+                source_name: Source::default(),
+                format,
+                location: Location::File,
+                feature: "a raypick scene file holds a built scene, not a model: read it with \
+                          `load` or `scene_file::load_scene_bytes`"
+                    .to_string(),
+            })
+        }
     };
     // The copies baked for instances with singular transforms count too.
     if model.triangles_to_build() > limits.max_triangles as u128 {
@@ -246,6 +264,9 @@ pub fn load(path: impl AsRef<Path>) -> Result<Loaded, LoadError> {
 /// [`load`] with options.
 pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded, LoadError> {
     let path = path.as_ref();
+    if let Some(loaded) = scene_file::load_if_scene_file(path, &options.limits)? {
+        return Ok(loaded);
+    }
     let (format, model) = parse_file(path, options)?;
     model
         .into_loaded_with(format, options.instancing)

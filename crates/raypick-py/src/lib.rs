@@ -23,7 +23,8 @@ use pyo3::prelude::*;
 pub use camera::pinhole_rays;
 
 /// Loads a model file (OBJ, glTF 2.0 / GLB, PLY, STL; the format is detected from the content)
-/// into a :class:`Scene`.
+/// or a scene file (``.rpk``, written by :meth:`Scene.save` or ``raypick build``) into a
+/// :class:`Scene`, built: a scene file is read with every BVH, without a build.
 ///
 /// Geometry ids and names follow the file: one mesh per OBJ group (named after it), one per PLY or
 /// STL file, and for glTF one instance per node that shows a mesh (named after the node).
@@ -105,7 +106,7 @@ fn load(
     let loaded = py
         .detach(|| raypick_io::load_with(&path, &options))
         .map_err(load_error)?;
-    Ok(scene::PyScene::from_rust(&loaded.scene))
+    Ok(scene::PyScene::from_built(loaded.scene))
 }
 
 /// The Python exception for a load error: file-system failures are `OSError`s (the subclass

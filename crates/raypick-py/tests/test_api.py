@@ -290,9 +290,111 @@ def test_pickle_round_trip(soup_scene, rng):
         assert [clone.geometry_name(i) for i in range(5)] == ["soup", "balls", "placed", None, "soup copy"]
         assert_same(clone.cast_rays(rays), ref)
         np.testing.assert_array_equal(clone.count_intersections(rays), soup_scene.count_intersections(rays))
-    # The placed scene is stored once, however often it is placed.
+    # The state holds the built scene as a scene file (every BVH as built) beside the geometries'
+    # arrays; the clone is built when it arrives, no query rebuilds it.
     state = soup_scene.__getstate__()
-    assert len(state["sources"]) == 2 and [g["kind"] for g in state["geometries"]].count("instance") == 3
+    assert state["version"] == 3 and state["scene"][:8] == b"RAYPICK\0"
+    assert [s["remap"] for s in state["sources"]] == [None, 0]
+    clone = pickle.loads(pickle.dumps(soup_scene))
+    assert repr(clone).endswith(", built)")
+    # The placed scene is stored once, however often it is placed.
+    assert state["scene"].count(b"small box") == 1
+
+
+def test_plain_pickle_states_of_version_1_still_load():
+    v, f = cube()
+    state = {
+        "version": 1,
+        "geometries": [
+            {"kind": "mesh", "name": "box", "vertices": v.astype(np.float32), "triangles": f.astype(np.uint32)}
+        ],
+        "sources": [],
+    }
+    scene = raypick.Scene.__new__(raypick.Scene)
+    scene.__setstate__(state)
+    assert scene.geometry_name(0) == "box" and scene.num_triangles == 12
+    ans = scene.cast_rays(np.array([[0, 0, 5, 0, 0, -1]], np.float32))
+    assert ans["t_hit"].tolist() == [4.0]
+
+
+def test_bad_pickle_states_raise():
+    scene = raypick.Scene()
+    scene.add_triangles(*cube())
+    state = scene.__getstate__()
+    broken = dict(state, scene=state["scene"][:-7])
+    with pytest.raises(ValueError, match="bad Scene state"):
+        raypick.Scene.__new__(raypick.Scene).__setstate__(broken)
+    with pytest.raises(ValueError, match="disagree"):
+        raypick.Scene.__new__(raypick.Scene).__setstate__(dict(state, geometries=[]))
+    with pytest.raises(ValueError, match="version"):
+        raypick.Scene.__new__(raypick.Scene).__setstate__(dict(state, version=9))
+
+
+# ---- scene files --------------------------------------------------------------------------------
+
+
+def test_save_and_load_a_scene_file(soup_scene, rng, tmp_path):
+    part = raypick.Scene()
+    part.add_triangles(*cube(half=0.25), name="small box")
+    m = np.eye(4)
+    m[:3, 3] = [0, 0, -1]
+    soup_scene.add_instance(part, m, name="placed")
+    path = tmp_path / "soup.rpk"
+    soup_scene.save(path)
+    assert path.read_bytes()[:8] == b"RAYPICK\0"
+    loaded = raypick.load(str(path))
+    # Read with every BVH: built as it arrives.
+    assert repr(loaded).endswith(", built)")
+    assert loaded.num_geometries == soup_scene.num_geometries
+    assert [loaded.geometry_name(i) for i in range(3)] == ["soup", "balls", "placed"]
+    assert [loaded.geometry_kind(i) for i in range(3)] == ["mesh", "spheres", "instance"]
+    np.testing.assert_array_equal(loaded.instance_matrix(2), soup_scene.instance_matrix(2))
+    rays = random_rays(rng, 2000, target_scale=1.2)
+    assert_same(loaded.cast_rays(rays), soup_scene.cast_rays(rays))
+    np.testing.assert_array_equal(loaded.count_intersections(rays), soup_scene.count_intersections(rays))
+    np.testing.assert_array_equal(loaded.test_occlusions(rays), soup_scene.test_occlusions(rays))
+    # The loaded scene is a scene like any other: it pickles, grows and is rebuilt.
+    assert_same(pickle.loads(pickle.dumps(loaded)).cast_rays(rays), soup_scene.cast_rays(rays))
+    loaded.add_spheres([[0, 0, 9]], 0.5)
+    assert loaded.num_geometries == 4
+    assert loaded.cast_rays(np.array([[0, 0, 20, 0, 0, -1]], np.float32))["geometry_ids"].tolist() == [3]
+    # A loaded part is placed like a built one.
+    part_path = tmp_path / "part.rpk"
+    part.save(part_path)
+    world = raypick.Scene()
+    world.add_instance(raypick.load(part_path), m)
+    reference = raypick.Scene()
+    reference.add_instance(part, m)
+    assert_same(world.cast_rays(rays), reference.cast_rays(rays))
+    # Damaged files raise ValueError naming the file and the problem.
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="soup.rpk.*truncated"):
+        raypick.load(path)
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(ValueError, match="checksum"):
+        raypick.load(path)
+    with pytest.raises(OSError):
+        soup_scene.save(tmp_path / "no-such-folder" / "x.rpk")
+
+
+def test_a_real_model_saved_and_loaded(tmp_path):
+    conference = SHARED_DATA / "scenes" / "conference.obj"
+    if not conference.exists():
+        pytest.skip("shared data not found")
+    scene = raypick.load(conference)
+    scene.save(tmp_path / "conference.rpk")
+    loaded = raypick.load(tmp_path / "conference.rpk")
+    assert loaded.num_geometries == scene.num_geometries and loaded.num_triangles == scene.num_triangles
+    assert [loaded.geometry_name(i) for i in range(scene.num_geometries)] == [
+        scene.geometry_name(i) for i in range(scene.num_geometries)
+    ]
+    rays = raypick.create_rays_pinhole(70, [0, 0, 0], [-10, 5, 0], [0, 1, 0], 128, 96)
+    ans = loaded.cast_rays(rays)
+    assert_same(ans, scene.cast_rays(rays))
+    assert np.isfinite(ans["t_hit"]).sum() > 1000
 
 
 def _cast_in_worker(args):

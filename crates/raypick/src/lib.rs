@@ -10,8 +10,9 @@
 //! - [`bvh`]: the binned-SAH BVH over boxes and centroids (build presets, ordered robust traversal
 //!   with a leaf closure, refit, `validate()`, statistics), and the 8-wide trees meshes are walked
 //!   with.
-//! - [`scene`]: meshes, spheres and instances in a two-level BVH; closest, any and all hits, crossing
-//!   counts, masks, culling, filters and batches ([`Scene`], [`SceneBuilder`], [`Hit`]).
+//! - [`scene`]: meshes, spheres and instances (nesting up to 8 levels) under a top-level BVH;
+//!   closest, any and all hits, crossing counts, masks, culling, filters and batches ([`Scene`],
+//!   [`SceneBuilder`], [`Hit`]).
 //! - [`simd`]: the SIMD routines (slab tests of one ray or a packet against a node's 4 or 8 child
 //!   boxes, the watertight test on blocks of four triangles), each beside its scalar twin, and the
 //!   one CPU dispatch point. Crate-internal but for [`simd::PacketBoxRay`] and
@@ -34,7 +35,8 @@ pub use geom::{Aabb, Ray};
 pub use glam;
 pub use scene::{
     BuildError, ClosestPoint, Geometry, Hit, InsideMethod, Instance, InstancePath, PointCandidate,
-    PointPrim, QueryOptions, Scene, SceneBuilder, Spheres, TriMesh, MAX_INSTANCE_DEPTH,
+    PointPrim, QueryOptions, Scene, SceneBuilder, SceneFileError, Spheres, TriMesh,
+    MAX_INSTANCE_DEPTH,
 };
 
 /// The README's example, compiled and run as a doc-test so it cannot go stale.

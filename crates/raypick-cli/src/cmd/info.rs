@@ -77,7 +77,7 @@ pub fn run(model_path: Option<&Path>, load: &LoadArgs, output: Output) -> Result
         triangles_stored(scene)
     );
     println!("bounds       {} .. {}", fmt_vec(b.min), fmt_vec(b.max));
-    println!("load         {load_ms:.1} ms (parse + build)");
+    println!("load         {load_ms:.1} ms (parse + build; a scene file is read, not built)");
     println!("BVH build    {rebuild_ms:.1} ms (all geometries, parsing excluded)");
     println!(
         "accel memory {:.2} MiB",

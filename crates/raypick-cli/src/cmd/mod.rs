@@ -3,6 +3,7 @@
 //!
 //! | module | subcommand |
 //! |---|---|
+//! | [`build`] | `raypick build`: a model built once and saved as a scene file (`.rpk`) |
 //! | [`demo`] | `raypick demo`: the built-in scene rendered, a few picks printed |
 //! | [`pick`] | `raypick pick`: what is under one pixel |
 //! | [`render`] | `raypick render`: a ray-cast image |
@@ -13,6 +14,7 @@
 //! | [`serve`] | `raypick serve`: the browser viewer |
 
 pub mod bench;
+pub mod build;
 pub mod cast;
 pub mod closest;
 pub mod demo;

@@ -76,7 +76,7 @@ const STYLE_CSS: &str = include_str!("../../assets/style.css");
 /// Options of `raypick serve`.
 #[derive(clap::Args)]
 pub struct ServeArgs {
-    /// Model file (OBJ, glTF/GLB, PLY, STL); the built-in demo scene when omitted.
+    /// Model file (OBJ, glTF/GLB, PLY, STL, or a `.rpk` scene file); the built-in demo scene when omitted.
     model: Option<PathBuf>,
     /// TCP port (0: any free port; the address is printed on the first line of stdout).
     #[arg(long, default_value_t = 7878)]

@@ -269,7 +269,15 @@ class Scene:
     def create_rays_pinhole(
         intrinsic_matrix: ArrayLike, extrinsic_matrix: ArrayLike, width_px: int, height_px: int
     ) -> F32: ...
-    def __getstate__(self) -> Dict[str, Any]: ...
+    def save(self, path: Union[str, "PathLike[str]"]) -> None:
+        """Saves the scene, built, to a scene file (.rpk): every geometry, name and mask and every
+        BVH as built, so raypick.load reads it back without a build. Instances made with
+        add_instance(geometry_id, ...) load as instances of a one-geometry scene (hits report
+        geometry id 0); pickling keeps the id. Raises ValueError if the scene cannot be built,
+        OSError if the file cannot be written."""
+    def __getstate__(self) -> Dict[str, Any]:
+        """A scene file's bytes (every BVH as built) and the ids instanced hits report: the
+        unpickled scene does no build."""
     def __setstate__(self, state: Dict[str, Any]) -> None: ...
 
 @overload
@@ -299,7 +307,8 @@ def load(
     max_triangles: Optional[int] = None,
     keep_instances: bool = False,
 ) -> Scene:
-    """Loads an OBJ, glTF/GLB, PLY or STL file into a Scene.
+    """Loads an OBJ, glTF/GLB, PLY or STL file, or a scene file (.rpk, from Scene.save or
+    `raypick build`, read with every BVH and no build), into a built Scene.
 
     A glTF buffer uri must resolve (after percent-decoding, ``..`` and symbolic links) to a regular
     file inside the model's folder unless ``allow_outside_refs`` (for trusted files); at most

@@ -22,7 +22,6 @@ mod points;
 mod state;
 mod trimesh;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use glam::DVec3;
@@ -37,7 +36,7 @@ use crate::camera::PyCamera;
 use crate::hit::PyHit;
 use crate::threads::NThreads;
 use options::Given;
-use state::{build, entry_from_geometry, mesh_flat, Built, Entry, Source, State};
+use state::{build, mesh_flat, Built, Entry, Source, State};
 
 /// Open3D's and Embree's "no geometry" id: `geometry_ids`, `primitive_ids` and `instance_ids` of
 /// a ray that hits nothing (and `instance_ids` of a hit that is not instanced).
@@ -56,8 +55,9 @@ type MeshArrays<'py> = (Bound<'py, PyArrayDyn<f32>>, Bound<'py, PyArrayDyn<u32>>
 /// strides), release the GIL and run on all cores (``nthreads=0``) or on ``nthreads`` threads.
 /// ``t`` is measured in units of each ray's direction (which need not be unit length).
 ///
-/// A scene is thread-safe and can be pickled (its geometries are stored and the BVH is rebuilt on
-/// the first query after unpickling), so it can be sent to worker processes.
+/// A scene is thread-safe and can be pickled (as the bytes of a scene file, every BVH included, so
+/// the unpickled scene does no build), so it can be sent to worker processes; :meth:`save`
+/// writes the same bytes to a file that :func:`raypick.load` reads.
 ///
 /// Example::
 ///
@@ -111,7 +111,7 @@ impl PyScene {
         self.lock(py).push(e)
     }
 
-    /// A scene with these entries (from a loader or from unpickling).
+    /// A scene with these entries (from unpickling a plain state).
     fn from_entries(entries: Vec<Entry>) -> Self {
         Self {
             state: Mutex::new(State {
@@ -121,15 +121,13 @@ impl PyScene {
         }
     }
 
-    /// A Python scene holding the geometries of a built Rust scene (instances keep their shared
-    /// sources).
-    pub fn from_rust(scene: &raypick::Scene) -> Self {
-        let mut sources: HashMap<*const raypick::Scene, Arc<Source>> = HashMap::new();
-        let entries = (0..scene.num_geometries() as u32)
-            .filter_map(|id| scene.geometry(id))
-            .map(|g| entry_from_geometry(g, &mut sources))
-            .collect();
-        Self::from_entries(entries)
+    /// A Python scene holding a built Rust scene: its geometries, instances keeping their shared
+    /// sources, and the scene itself as the built one (no query rebuilds it).
+    pub fn from_built(scene: raypick::Scene) -> Self {
+        let state = state::state_from_built(scene);
+        Self {
+            state: Mutex::new(state),
+        }
     }
 }
 
@@ -784,13 +782,51 @@ impl PyScene {
         )
     }
 
-    /// The scene's geometries as plain Python data (numpy arrays, names, matrices): what pickle
-    /// stores. Instanced scenes are stored once however often they are placed.
+    /// Saves the scene, built, to a scene file (``.rpk``): every geometry, name and mask and
+    /// every BVH as built, so :func:`raypick.load` reads it back without a build. The file is
+    /// the Rust scene: an instance made with ``add_instance(geometry_id, ...)`` loads as an
+    /// instance of a one-geometry scene, whose hits report geometry id 0 (pickling keeps the
+    /// id).
+    ///
+    /// A scene file holds float32 coordinates in one frame: a scene whose :attr:`origin` is not
+    /// zero (float64 input far from zero) cannot be saved without losing that precision, and is
+    /// refused.
+    ///
+    /// Raises:
+    ///     ValueError: the scene cannot be built, or its origin is not zero.
+    ///     OSError: the file cannot be written.
+    ///
+    /// Example::
+    ///
+    ///     >>> scene.save("room.rpk")
+    ///     >>> same = raypick.load("room.rpk")
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let origin = self.lock(py).origin;
+        if origin != DVec3::ZERO {
+            return Err(PyValueError::new_err(format!(
+                "{}: a scene file stores float32 coordinates at the world origin; this scene's \
+                 frame is at {:?} (float64 input far from zero) and would lose its precision",
+                path.display(),
+                origin.to_array()
+            )));
+        }
+        let built = self.built(py)?;
+        py.detach(|| built.scene.save(&path)).map_err(|e| match e {
+            raypick::SceneFileError::Io(io) => {
+                pyo3::exceptions::PyOSError::new_err(format!("{}: {io}", path.display()))
+            }
+            other => PyValueError::new_err(format!("{}: {other}", path.display())),
+        })
+    }
+
+    /// The scene as pickle stores it: the bytes of a scene file (geometry and every BVH, built
+    /// first if needed) and the geometry ids instanced hits report, so unpickling does no build.
     fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         pickle::get_state(self, py)
     }
 
-    /// Restores what :meth:`__getstate__` returned (the BVH is rebuilt on the first query).
+    /// Restores what :meth:`__getstate__` returned, without a build (states of the older plain
+    /// form, version 1, are rebuilt on the first query).
     fn __setstate__(&self, py: Python<'_>, state: &Bound<'_, PyDict>) -> PyResult<()> {
         pickle::set_state(self, py, state)
     }

@@ -7,19 +7,24 @@ use glam::DVec3;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use raypick::{Spheres, TriMesh};
 
 use super::geometry::{read_matrix, to_vec3s};
-use super::state::{build_rust_scene, mesh_flat, Entry, InstanceEntry, Source, State};
+use super::state::{
+    build, build_rust_scene, mesh_flat, Built, Entry, InstanceEntry, Source, State,
+};
 use super::PyScene;
 use crate::arrays::{put, read_floats, read_triangles};
 
+/// 3: also the built scene as a scene file's bytes (`"scene"`, `raypick::Scene::to_bytes`), so
+/// the receiver does no build, neither of the scene nor of the scenes its instances place; the
+/// geometries stay as arrays for the Python side (kind, names, `mesh_arrays`, instancing again).
 /// 2: geometry masks, the frames' origins (`"origin"`, world position of the frame the stored
 /// `f32` coordinates are relative to), and sources whose instances place other sources (nested
 /// instances; each source is stored after those it places). Version 1 states (no masks, origin
 /// zero, two levels) still load.
-pub(super) const STATE_VERSION: u32 = 2;
+pub(super) const STATE_VERSION: u32 = 3;
 
 /// The instance sources of a state, each stored once, every source after those its own instances
 /// place (so that loading can build them in order).
@@ -159,7 +164,55 @@ fn origin_of(d: &Bound<'_, PyDict>) -> PyResult<DVec3> {
     Ok(origin)
 }
 
+/// The Rust scene of each stored source, found in the built scene by following its instances
+/// (each source is stored after those it places, so walking sources from the last finds every
+/// source's scene before its own instances need it). `None` for a source no instance reaches.
+fn placed_scenes(
+    rust: &raypick::Scene,
+    geometries: &[Bound<'_, PyDict>],
+    sources: &[Bound<'_, PyDict>],
+) -> PyResult<Vec<Option<Arc<raypick::Scene>>>> {
+    let mismatch =
+        || PyValueError::new_err("bad Scene state: the scene and the geometries disagree");
+    let mut found: Vec<Option<Arc<raypick::Scene>>> = vec![None; sources.len()];
+    let visit = |scene: &raypick::Scene,
+                 dicts: &[Bound<'_, PyDict>],
+                 found: &mut Vec<Option<Arc<raypick::Scene>>>|
+     -> PyResult<()> {
+        for (id, d) in dicts.iter().enumerate() {
+            if get(d, "kind")?.extract::<String>()? != "instance" {
+                continue;
+            }
+            let k: usize = get(d, "source")?.extract()?;
+            let Some(raypick::Geometry::Instance(inst)) = scene.geometry(id as u32) else {
+                return Err(mismatch());
+            };
+            let slot = found.get_mut(k).ok_or_else(mismatch)?;
+            slot.get_or_insert_with(|| inst.scene().clone());
+        }
+        Ok(())
+    };
+    visit(rust, geometries, &mut found)?;
+    for k in (0..sources.len()).rev() {
+        let Some(scene) = found[k].clone() else {
+            continue;
+        };
+        let dicts: Vec<Bound<'_, PyDict>> = get(&sources[k], "geometries")?
+            .cast::<PyList>()?
+            .iter()
+            .map(|g| g.cast_into::<PyDict>().map_err(PyErr::from))
+            .collect::<PyResult<_>>()?;
+        visit(&scene, &dicts, &mut found)?;
+    }
+    Ok(found)
+}
+
 pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let built = {
+        let mut guard = scene.lock(py);
+        build(py, &mut guard)?
+    };
+    let bytes = py.detach(|| built.scene.to_bytes());
     let state = scene.lock(py);
     let mut sources = Sources::new();
     let geoms = PyList::empty(py);
@@ -172,6 +225,11 @@ pub(super) fn get_state<'py>(scene: &PyScene, py: Python<'py>) -> PyResult<Bound
     d.set_item("origin", state.origin.to_array())?;
     d.set_item("geometries", geoms)?;
     d.set_item("sources", srcs)?;
+    // Only while the geometries are those the scene was built from (another thread may have
+    // added one since): then the receiver takes the built scene as it is.
+    if state.built.as_ref().is_some_and(|b| Arc::ptr_eq(b, &built)) {
+        d.set_item("scene", PyBytes::new(py, &bytes))?;
+    }
     Ok(d)
 }
 
@@ -186,9 +244,34 @@ pub(super) fn set_state(
             "Scene state version {version} is not supported (this raypick reads {STATE_VERSION})"
         )));
     }
+    let source_dicts: Vec<Bound<'_, PyDict>> = get(state, "sources")?
+        .cast::<PyList>()?
+        .iter()
+        .map(|s| s.cast_into::<PyDict>().map_err(PyErr::from))
+        .collect::<PyResult<_>>()?;
+    let geometry_dicts: Vec<Bound<'_, PyDict>> = get(state, "geometries")?
+        .cast::<PyList>()?
+        .iter()
+        .map(|g| g.cast_into::<PyDict>().map_err(PyErr::from))
+        .collect::<PyResult<_>>()?;
+    // The built scene, when the state carries it (version 3): no build, for it or for the
+    // scenes its instances place.
+    let built = match state.get_item("scene")? {
+        Some(bytes) => {
+            let bytes = bytes.cast::<PyBytes>()?.as_bytes();
+            let rust = py
+                .detach(|| raypick::Scene::from_bytes(bytes))
+                .map_err(|e| PyValueError::new_err(format!("bad Scene state: {e}")))?;
+            Some(rust)
+        }
+        None => None,
+    };
+    let placed = match &built {
+        Some(rust) => placed_scenes(rust, &geometry_dicts, &source_dicts)?,
+        None => vec![None; source_dicts.len()],
+    };
     let mut sources = Vec::new();
-    for s in get(state, "sources")?.cast::<PyList>()?.iter() {
-        let s = s.cast::<PyDict>()?;
+    for (s, scene) in source_dicts.iter().zip(placed) {
         // A source's instances place sources stored before it.
         let entries = get(s, "geometries")?
             .cast::<PyList>()?
@@ -197,24 +280,50 @@ pub(super) fn set_state(
             .collect::<PyResult<Vec<_>>>()?;
         let remap: Option<u32> = get(s, "remap")?.extract()?;
         let origin = origin_of(s)?;
-        let scene = py.detach(|| build_rust_scene(&entries, origin))?;
+        let scene = match scene {
+            Some(scene) => scene,
+            None => Arc::new(py.detach(|| build_rust_scene(&entries, origin))?),
+        };
         sources.push(Arc::new(Source {
             entries,
-            scene: Arc::new(scene),
+            scene,
             remap,
             origin,
         }));
     }
-    let entries = get(state, "geometries")?
-        .cast::<PyList>()?
+    let entries = geometry_dicts
         .iter()
-        .map(|g| entry_from_py(g.cast::<PyDict>()?, &sources))
+        .map(|g| entry_from_py(g, &sources))
         .collect::<PyResult<Vec<_>>>()?;
     let origin = origin_of(state)?;
+    let built = match built {
+        Some(rust) if rust.num_geometries() == entries.len() => {
+            let remap = entries
+                .iter()
+                .map(|e| match e {
+                    Entry::Instance(i) => i.source.remap,
+                    _ => None,
+                })
+                .collect();
+            Some(Arc::new(Built {
+                scene: Arc::new(rust),
+                remap,
+                entries: entries.clone(),
+                origin,
+            }))
+        }
+        Some(_) => {
+            return Err(PyValueError::new_err(
+                "bad Scene state: the scene and the geometries disagree",
+            ))
+        }
+        None => None,
+    };
     let mut st = scene.lock(py);
     *st = State {
         entries,
         origin,
+        built,
         ..State::default()
     };
     for s in &sources {

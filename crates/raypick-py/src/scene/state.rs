@@ -292,6 +292,28 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
     Ok(built)
 }
 
+/// The state of a scene whose Rust scene is already built (read from a model or a scene file):
+/// its geometries as entries (the frame at the world origin, as the file stores them) and the
+/// scene itself as the built one, so no query rebuilds it.
+pub(super) fn state_from_built(scene: raypick::Scene) -> State {
+    let mut sources = HashMap::new();
+    let entries: Vec<Entry> = (0..scene.num_geometries() as u32)
+        .filter_map(|id| scene.geometry(id))
+        .map(|g| entry_from_geometry(g, &mut sources))
+        .collect();
+    let built = Built {
+        scene: Arc::new(scene),
+        remap: vec![None; entries.len()],
+        entries: entries.clone(),
+        origin: DVec3::ZERO,
+    };
+    State {
+        entries,
+        built: Some(Arc::new(built)),
+        ..State::default()
+    }
+}
+
 pub(super) fn entry_from_geometry(
     g: &Geometry,
     sources: &mut HashMap<*const raypick::Scene, Arc<Source>>,
@@ -387,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn from_rust_keeps_geometries_and_shares_sources() {
+    fn from_built_keeps_geometries_and_shares_sources() {
         let tri = TriMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![[0, 1, 2]]).with_name("t");
         let mut part = SceneBuilder::new();
         part.add_mesh(tri);
@@ -396,7 +418,7 @@ mod tests {
         world.add_instance(part.clone(), Affine3A::IDENTITY);
         world.add_instance(part, Affine3A::from_translation(Vec3::X));
         let world = world.build().unwrap();
-        let py_scene = PyScene::from_rust(&world);
+        let py_scene = PyScene::from_built(world);
         let state = py_scene.state.lock().unwrap();
         assert_eq!(state.entries.len(), 2);
         let (Entry::Instance(a), Entry::Instance(b)) = (&state.entries[0], &state.entries[1])

@@ -37,7 +37,7 @@ pub enum ValidationError {
     Permutation {
         /// The primitive id (or an out-of-range id).
         prim: u32,
-        /// How often it appears.
+        /// How often it appears: 0 (never), 2 (at least twice), or 1 for an id out of range.
         count: usize,
     },
     /// An interior node's children are not laid out depth-first inside the array.
@@ -99,22 +99,29 @@ pub enum ValidationError {
 }
 
 /// Checks that `ids` holds every id in `0..prims` exactly once (shared by the binary and the wide
-/// BVH, whose callers leave out its padding).
+/// BVH, whose callers leave out its padding). One bit per id, so the check stays in cache for
+/// millions of primitives: the first id out of range or seen twice is reported (count 1 or 2),
+/// else the first id never seen (count 0).
 pub(crate) fn check_permutation(
     ids: impl Iterator<Item = u32>,
     prims: usize,
 ) -> Result<(), ValidationError> {
-    let mut seen = vec![0usize; prims];
+    let mut seen = vec![0u64; prims.div_ceil(64)];
     for p in ids {
-        match seen.get_mut(p as usize) {
-            Some(c) => *c += 1,
-            None => return Err(ValidationError::Permutation { prim: p, count: 1 }),
+        let i = p as usize;
+        if i >= prims {
+            return Err(ValidationError::Permutation { prim: p, count: 1 });
         }
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if seen[word] & bit != 0 {
+            return Err(ValidationError::Permutation { prim: p, count: 2 });
+        }
+        seen[word] |= bit;
     }
-    match seen.iter().enumerate().find(|(_, &c)| c != 1) {
-        Some((p, &count)) => Err(ValidationError::Permutation {
+    match (0..prims).find(|&i| seen[i / 64] & (1 << (i % 64)) == 0) {
+        Some(p) => Err(ValidationError::Permutation {
             prim: p as u32,
-            count,
+            count: 0,
         }),
         None => Ok(()),
     }

@@ -70,8 +70,9 @@ impl SceneBuilder {
 
     /// Places a whole built scene with `world_from_object` (rotation, non-uniform and negative
     /// scale allowed; it must be invertible). Also how one mesh is instanced many times: build a
-    /// small scene holding it, wrap it in an `Arc`, add it several times. The placed scene must not
-    /// hold instances itself (two levels). Returns the instance's geometry id.
+    /// small scene holding it, wrap it in an `Arc`, add it several times. The placed scene may hold
+    /// instances itself, up to [`MAX_INSTANCE_DEPTH`] levels in all. Returns the instance's
+    /// geometry id.
     pub fn add_instance(&mut self, scene: Arc<Scene>, world_from_object: Affine3A) -> u32 {
         self.push(Geometry::Instance(Instance {
             scene,
@@ -127,51 +128,16 @@ impl SceneBuilder {
         for (id, g) in self.geometries.iter().enumerate() {
             accels.push(prepare(id as u32, g, config, &mut parts)?);
         }
-        // Scene-wide triangle numbers are `u32`, `u32::MAX` the padding.
-        let mut total = 0usize;
-        for &(id, m, _) in &parts {
-            total += m.indices.len();
-            if total >= u32::MAX as usize {
-                return Err(BuildError::TooManyPrimitives {
-                    geom: id,
-                    name: name_of(&self.geometries[id as usize]),
-                    count: total,
-                });
-            }
-        }
+        check_total(&self.geometries, &parts)?;
         // Every mesh in one tree; the top level holds it as one item.
         let meshes = (!parts.is_empty()).then(|| build_mesh_accel(&parts, config));
-        let mut top_items = Vec::new();
-        let mut top_boxes = Vec::new();
-        let mut bounds = Aabb::EMPTY;
         let meshes_bounds = parts
             .iter()
             .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
-        if !meshes_bounds.is_empty() {
-            bounds = meshes_bounds;
-            top_items.push(TopItem::Meshes);
-            top_boxes.push(pad_box(meshes_bounds));
-        }
-        for (id, g) in self.geometries.iter().enumerate() {
-            let b = g.bounds();
-            if b.is_empty() || matches!(g, Geometry::Mesh(_)) {
-                continue;
-            }
-            bounds = bounds.union(b);
-            top_items.push(TopItem::Geometry(id as u32));
-            top_boxes.push(pad_box(b));
-        }
+        let (top_items, top_boxes, bounds) = top_level(&self.geometries, meshes_bounds);
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
         let top = Bvh::build(&top_boxes, &centroids, one_at_a_time(config));
-        let instance_depth = self
-            .geometries
-            .iter()
-            .filter_map(|g| match g {
-                Geometry::Instance(inst) => Some(1 + inst.scene.instance_depth()),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0) as u8;
+        let instance_depth = instance_depth(&self.geometries);
         drop(parts);
         Ok(Scene {
             geometries: self.geometries,
@@ -208,18 +174,28 @@ fn prepare<'g>(
     config: BuildConfig,
     parts: &mut Vec<(u32, &'g TriMesh, u32)>,
 ) -> Result<Accel, BuildError> {
+    let instance = check_geometry(id, g)?;
     match g {
         Geometry::Mesh(m) => {
-            check_mesh(id, g, m)?;
             parts.push((id, m, g.mask()));
             Ok(Accel::Mesh)
         }
         Geometry::Spheres(s) => {
-            check_spheres(id, g, s)?;
             let boxes = sphere_boxes(s);
             let bvh = Bvh::build(&boxes, &s.centers, one_at_a_time(config));
             Ok(Accel::Spheres(SpheresAccel { bvh }))
         }
+        Geometry::Instance(_) => Ok(Accel::Instance(instance.expect("checked instance"))),
+    }
+}
+
+/// Checks geometry `id` as [`SceneBuilder::build`] does (indices, finite values, radii, an
+/// instance's transform and nesting); for an instance, the data its walk needs, computed from
+/// its transform.
+pub(super) fn check_geometry(id: u32, g: &Geometry) -> Result<Option<InstanceAccel>, BuildError> {
+    match g {
+        Geometry::Mesh(m) => check_mesh(id, g, m).map(|()| None),
+        Geometry::Spheres(s) => check_spheres(id, g, s).map(|()| None),
         Geometry::Instance(inst) => {
             let depth = 1 + inst.scene.instance_depth();
             if depth > MAX_INSTANCE_DEPTH {
@@ -235,9 +211,74 @@ fn prepare<'g>(
                     name: name_of(g),
                     determinant: determinant_f64(&inst.world_from_object),
                 })
-                .map(Accel::Instance)
+                .map(Some)
         }
     }
+}
+
+/// Scene-wide triangle numbers are `u32`, `u32::MAX` the padding: the meshes `parts` together
+/// must have fewer than `u32::MAX` triangles.
+pub(super) fn check_total(
+    geometries: &[Geometry],
+    parts: &[(u32, &TriMesh, u32)],
+) -> Result<(), BuildError> {
+    let mut total = 0usize;
+    for &(id, m, _) in parts {
+        total += m.indices.len();
+        if total >= u32::MAX as usize {
+            return Err(BuildError::TooManyPrimitives {
+                geom: id,
+                name: name_of(&geometries[id as usize]),
+                count: total,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What the top level of a scene of `geometries` holds (the meshes as one item, then each sphere
+/// set and instance with a non-empty box, in id order), their padded world boxes, and the
+/// scene's box, given the meshes' common box `meshes_bounds`. A function of the geometries
+/// alone, so a loaded scene recomputes what its build computed.
+pub(super) fn top_level(
+    geometries: &[Geometry],
+    meshes_bounds: Aabb,
+) -> (Vec<TopItem>, Vec<Aabb>, Aabb) {
+    let mut top_items = Vec::new();
+    let mut top_boxes = Vec::new();
+    let mut bounds = Aabb::EMPTY;
+    if !meshes_bounds.is_empty() {
+        bounds = meshes_bounds;
+        top_items.push(TopItem::Meshes);
+        top_boxes.push(pad_box(meshes_bounds));
+    }
+    for (id, g) in geometries.iter().enumerate() {
+        if matches!(g, Geometry::Mesh(_)) {
+            continue;
+        }
+        let b = g.bounds();
+        if b.is_empty() {
+            continue;
+        }
+        bounds = bounds.union(b);
+        top_items.push(TopItem::Geometry(id as u32));
+        top_boxes.push(pad_box(b));
+    }
+    (top_items, top_boxes, bounds)
+}
+
+/// `true` when some geometry is an instance.
+/// The most instances between a scene of `geometries` and a primitive (checked instances: each
+/// placed scene's depth is below [`MAX_INSTANCE_DEPTH`]).
+pub(super) fn instance_depth(geometries: &[Geometry]) -> u8 {
+    geometries
+        .iter()
+        .filter_map(|g| match g {
+            Geometry::Instance(inst) => Some(1 + inst.scene.instance_depth()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0) as u8
 }
 
 pub(super) fn check_vertices(id: u32, g: &Geometry, vertices: &[Vec3]) -> Result<(), BuildError> {

@@ -79,6 +79,7 @@
 
 mod builder;
 mod error;
+pub mod file;
 mod geometry;
 mod hit;
 mod passes;
@@ -95,6 +96,7 @@ use glam::{Affine3A, Mat3A, Vec3};
 
 pub use builder::SceneBuilder;
 pub use error::BuildError;
+pub use file::SceneFileError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
@@ -153,6 +155,20 @@ impl MeshBvh {
         match self {
             Self::Wide(b) => b.validate_with_ids(ids, boxes),
             Self::Quantized(b) => b.validate_with_ids(ids, boxes),
+        }
+    }
+
+    /// [`Self::validate`] for `count` triangles, each one's box given by `prim_box(prim,
+    /// position)` (see [`WideTree::validate_by`](crate::bvh::wide::WideTree)).
+    pub(crate) fn validate_by(
+        &self,
+        ids: &[u32],
+        count: usize,
+        prim_box: impl Fn(u32, usize) -> Aabb,
+    ) -> Result<(), ValidationError> {
+        match self {
+            Self::Wide(b) => b.validate_by(ids, count, prim_box),
+            Self::Quantized(b) => b.validate_by(ids, count, prim_box),
         }
     }
 }
@@ -305,6 +321,19 @@ impl MeshAccel {
         [0, 1, 2].map(|k| block.vertex(k, lane))
     }
 
+    /// The box of the triangle at position `slot` (scene-wide number `global`, of `meshes`, the
+    /// parts' meshes), equal to its box in [`mesh_local_boxes`]: from the block, which holds its
+    /// local vertices, or from its mesh when the block holds it collapsed (see [`Self::store`]).
+    fn slot_box(&self, meshes: &[&TriMesh], slot: usize, global: u32) -> Aabb {
+        let [v0, v1, v2] = self.tri(slot);
+        if v1 == v0 && v2 == v0 {
+            let k = self.parts.part_of(global);
+            let prim = global - self.parts.starts[k];
+            return Aabb::from_points(local_triangle(meshes[k], prim, self.offset));
+        }
+        Aabb::from_points([v0, v1, v2])
+    }
+
     /// The id at every position of the BVH order (padding included), read from the blocks.
     fn prim_ids(&self) -> Vec<u32> {
         self.blocks.iter().flat_map(|b| b.ids).collect()
@@ -318,23 +347,42 @@ impl MeshAccel {
     /// [`is_degenerate`] at every hit. Only hits read these vertices back (the surface of a hit), and
     /// a degenerate triangle is never hit.
     fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
-        self.blocks.clear();
-        self.blocks.resize(ids.len().div_ceil(LANES), Tri4::ZERO);
-        for (slot, &p) in ids.iter().enumerate() {
-            if p != MeshBvh::PADDING {
-                let block = &mut self.blocks[slot / LANES];
-                let k = self.parts.part_of(p);
-                let prim = p - self.parts.starts[k];
-                let [v0, v1, v2] = local_triangle(meshes[k], prim, self.offset);
+        let (parts, offset) = (&self.parts, self.offset);
+        self.blocks = collect_each(ids.len().div_ceil(LANES), |b| {
+            let mut block = Tri4::ZERO;
+            let slots = b * LANES..(b * LANES + LANES).min(ids.len());
+            for (lane, &p) in ids[slots].iter().enumerate() {
+                if p == MeshBvh::PADDING {
+                    continue;
+                }
+                let k = parts.part_of(p);
+                let prim = p - parts.starts[k];
+                let [v0, v1, v2] = local_triangle(meshes[k], prim, offset);
                 let tri = if is_degenerate(v0, v1, v2) {
                     [v0; 3]
                 } else {
                     [v0, v1, v2]
                 };
-                block.set(slot % LANES, tri);
-                block.ids[slot % LANES] = p;
+                block.set(lane, tri);
+                block.ids[lane] = p;
             }
-        }
+            block
+        });
+    }
+}
+
+/// `[f(0), f(1), …, f(n − 1)]`, computed on all cores (feature `parallel`) straight into the
+/// vector (no fill first). Each element depends on its index alone, so the result does not
+/// depend on the threads.
+pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        (0..n).into_par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (0..n).map(f).collect()
     }
 }
 
@@ -481,7 +529,7 @@ impl Scene {
         if let Some(acc) = &self.meshes {
             let meshes = self.mesh_parts();
             acc.bvh
-                .validate(&acc.prim_ids(), &mesh_local_boxes(&meshes, acc.offset).0)
+                .validate(&acc.prim_ids(), &mesh_local_box_list(&meshes, acc.offset))
                 .map_err(|error| InvalidBvh {
                     geom: Some(acc.parts.geoms[0]),
                     error,
@@ -545,15 +593,22 @@ fn local_triangle(mesh: &TriMesh, prim: u32, offset: Vec3) -> [Vec3; 3] {
 /// centred at `offset` (indices must have been checked). The triangles themselves are not kept:
 /// [`MeshAccel::store`] reads them again, which keeps the build's peak memory down.
 fn mesh_local_boxes(meshes: &[&TriMesh], offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
-    let boxes: Vec<Aabb> = meshes
-        .iter()
-        .flat_map(|mesh| {
-            (0..mesh.indices.len() as u32)
-                .map(move |p| Aabb::from_points(local_triangle(mesh, p, offset)))
-        })
-        .collect();
+    let boxes = mesh_local_box_list(meshes, offset);
     let centroids = boxes.iter().map(Aabb::center).collect();
     (boxes, centroids)
+}
+
+/// The boxes of [`mesh_local_boxes`] alone (what validation needs), on all cores (feature
+/// `parallel`).
+fn mesh_local_box_list(meshes: &[&TriMesh], offset: Vec3) -> Vec<Aabb> {
+    let mut starts = vec![0usize];
+    for m in meshes {
+        starts.push(starts[starts.len() - 1] + m.indices.len());
+    }
+    collect_each(starts[meshes.len()], |i| {
+        let k = starts.partition_point(|&s| s <= i) - 1;
+        Aabb::from_points(local_triangle(meshes[k], (i - starts[k]) as u32, offset))
+    })
 }
 
 impl Scene {

@@ -49,14 +49,27 @@ impl<N: NodeLayout> WideTree<N> {
         ids: &[u32],
         boxes: &[Aabb],
     ) -> Result<(), ValidationError> {
-        let prims = self.num_prims;
-        let nodes = self.nodes.len();
-        if boxes.len() != prims {
+        self.validate_by(ids, boxes.len(), |prim, _| boxes[prim as usize])
+    }
+
+    /// [`Self::validate_with_ids`] for an owner of `count` primitives, their boxes given by
+    /// `prim_box(prim, position)` for the primitive `prim` at `position` of the order: an owner
+    /// that keeps its primitives in the tree's order reads them in order. Called only after the
+    /// count and the permutation have been checked, so `prim < count`.
+    pub(crate) fn validate_by(
+        &self,
+        ids: &[u32],
+        count: usize,
+        prim_box: impl Fn(u32, usize) -> Aabb,
+    ) -> Result<(), ValidationError> {
+        if count != self.num_prims {
             return Err(ValidationError::BoxCount {
-                boxes: boxes.len(),
-                prims,
+                boxes: count,
+                prims: self.num_prims,
             });
         }
+        let prims = self.num_prims;
+        let nodes = self.nodes.len();
         if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
@@ -89,11 +102,12 @@ impl<N: NodeLayout> WideTree<N> {
                         }
                         covered[first..end].fill(true);
                         let bounds = self.nodes[i].child_bounds(lane);
-                        for &prim in &ids[first..end] {
-                            let Some(prim_box) = boxes.get(prim as usize) else {
+                        for (position, &prim) in (first..end).zip(&ids[first..end]) {
+                            // A leaf over padding; every other id is below `prims` (checked).
+                            if prim == Self::PADDING {
                                 return Err(leaf_range);
-                            };
-                            if !bounds.contains(prim_box) {
+                            }
+                            if !bounds.contains(&prim_box(prim, position)) {
                                 return Err(ValidationError::PrimOutside { node: i, prim });
                             }
                         }
