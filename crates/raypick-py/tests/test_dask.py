@@ -115,6 +115,23 @@ def test_a_killed_worker_is_replaced_and_the_answers_are_complete(bunny, bunny_r
         assert loads[newcomer] == 1  # the replacement loaded the scene once
 
 
+def test_workers_can_load_the_scene_from_a_shared_path(bunny, bunny_rays, cluster, tmp_path):
+    path = tmp_path / "bunny.rpk"
+    bunny.save(path)
+    rays = bunny_rays["primary"][:40_000]
+    with distributed.Client(cluster) as client:
+        plugin = rdask.ScenePlugin.from_path(str(path))
+        assert plugin.data is None  # nothing but the path travels
+        got = rdask.compute(rdask.cast_rays(plugin, da.from_array(rays, chunks=(10_000, 6))))
+        ref = bunny.cast_rays(rays)
+        for key in ref:
+            np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
+        loads = client.run(rdask.scenes_loaded)
+        assert len(loads) == 2
+    with pytest.raises(ValueError, match="distributed client"):
+        rdask.cast_rays(plugin, da.from_array(rays, chunks=(10_000, 6)))
+
+
 def test_bad_input_fails_before_any_work(bunny):
     with pytest.raises(ValueError, match=r"\(N, 6\)"):
         rdask.cast_rays(bunny, da.zeros((10, 5), chunks=5))
