@@ -59,6 +59,7 @@ use std::path::Path;
 
 pub mod error;
 pub mod gltf;
+pub mod hierarchy;
 mod input;
 pub mod limits;
 pub mod model;
@@ -70,8 +71,9 @@ pub mod scene_file;
 pub mod stl;
 
 pub use error::{Format, LoadError, Location, RefusedReason, Source};
+pub use hierarchy::Nodes;
 pub use limits::{Limits, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
-pub use model::{InstanceData, MeshData, Model};
+pub use model::{InstanceData, MeshData, Model, NodeData};
 pub use scene::{transform_problem, Instancing, Loaded, TransformProblem};
 
 /// How much of a file [`detect_format`] looks at: its first 64 KiB.
