@@ -19,7 +19,7 @@
 //! | format | entry point | options | notes |
 //! |---|---|---|---|
 //! | OBJ | [`obj::parse`] | [`obj::ObjOptions`] | one mesh per `o`/`g` group, fans |
-//! | glTF / GLB | [`gltf::parse`] | [`gltf::GltfOptions`] | default scene, nodes → instances |
+//! | glTF / GLB | [`gltf::parse`] | [`gltf::GltfOptions`] | default scene, nodes → instances (or nested, [`hierarchy`]) |
 //! | PLY | [`ply::parse`] | [`ply::PlyOptions`] | `face` lists and `tristrips` |
 //! | STL | [`stl::parse`] | [`stl::StlOptions`] | binary/ASCII by content, several solids |
 //!
