@@ -25,12 +25,19 @@ pub struct LoadArgs {
     /// default a node whose mesh no other node uses is baked into world space, which casts faster.
     #[arg(long)]
     pub keep_instances: bool,
+    /// Keep the glTF node tree as nested instances (a scene per node with children), so that a
+    /// hit names the node it struck however deep and carries the path of nodes down to it. Nodes
+    /// deeper than the engine nests (8) are placed flat in their deepest allowed ancestor.
+    #[arg(long, conflicts_with = "keep_instances")]
+    pub hierarchy: bool,
 }
 
 impl LoadArgs {
     /// The loader's options these flags ask for.
     pub fn options(&self) -> LoadOptions {
-        let instancing = if self.keep_instances {
+        let instancing = if self.hierarchy {
+            Instancing::Hierarchy
+        } else if self.keep_instances {
             Instancing::Shared
         } else {
             Instancing::BakeSingleUse

@@ -19,11 +19,17 @@ pub struct NamedScene {
     /// The files it was read from: the model file and the files that refer to (glTF buffers);
     /// none for the demo scene. Outputs must not overwrite them.
     pub files: Vec<std::path::PathBuf>,
+    /// The model's node tree when it was loaded as nested instances (`--hierarchy`); else empty.
+    pub nodes: raypick_io::Nodes,
 }
 
 impl NamedScene {
-    /// The name of what a hit struck: its instance's name, else its geometry's.
+    /// The name of what a hit struck: the node struck in a node tree, else its top-level
+    /// instance's name, else its geometry's.
     pub fn name_of(&self, hit: &raypick::Hit) -> &str {
+        if let Some(node) = self.nodes.node_of(hit) {
+            return self.nodes.names.get(node).map_or("?", String::as_str);
+        }
         let top = hit.instance.unwrap_or(hit.geom) as usize;
         self.names.get(top).map_or("?", String::as_str)
     }
@@ -101,5 +107,6 @@ pub fn demo_scene() -> Result<NamedScene, BuildError> {
         scene: b.build()?,
         names,
         files: Vec::new(),
+        nodes: raypick_io::Nodes::default(),
     })
 }

@@ -611,6 +611,58 @@ fn keep_instances_keeps_every_node_an_instance() {
     assert!(hits.iter().all(|&i| t_baked[i].is_finite()));
 }
 
+/// `--hierarchy` keeps the glTF node tree as nested instances: a pick names the node it struck
+/// (as `--keep-instances` does) and carries the path of instances down to it; the two flags
+/// exclude each other.
+#[test]
+fn hierarchy_picks_name_the_node_struck_with_its_path() {
+    let truck = data("gltf/CesiumMilkTruck.glb");
+    let pick = |flag: &str, x: u32, y: u32| -> serde_json::Value {
+        let text = stdout_of(raypick().arg("pick").arg(&truck).arg(flag).args([
+            "--pixel",
+            &format!("{x},{y}"),
+            "--json",
+        ]));
+        serde_json::from_str(&text).unwrap()
+    };
+    let (mut hits, mut nested) = (0, 0);
+    for y in (150..=450).step_by(60) {
+        for x in (100..=700).step_by(75) {
+            let (tree, flat) = (pick("--hierarchy", x, y), pick("--keep-instances", x, y));
+            let (tree, flat) = (&tree["hit"], &flat["hit"]);
+            assert_eq!(tree.is_null(), flat.is_null(), "pixel {x},{y}");
+            if tree.is_null() {
+                continue;
+            }
+            hits += 1;
+            assert_eq!(tree["object"], flat["object"], "pixel {x},{y}");
+            assert_eq!(tree["triangle"], flat["triangle"], "pixel {x},{y}");
+            let (a, b) = (tree["t"].as_f64().unwrap(), flat["t"].as_f64().unwrap());
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                "pixel {x},{y}: {a} vs {b}"
+            );
+            let path = tree["instance_path"].as_array().unwrap();
+            assert_eq!(path.first(), Some(&tree["instance"]));
+            assert_eq!(flat["instance_path"].as_array().unwrap().len(), 1);
+            if path.len() >= 2 {
+                nested += 1;
+            }
+        }
+    }
+    assert!(
+        hits > 20 && nested == hits,
+        "{nested} nested of {hits} hits"
+    );
+    raypick()
+        .arg("pick")
+        .arg(&truck)
+        .args(["--hierarchy", "--keep-instances", "--pixel", "400,300"])
+        .assert()
+        .failure()
+        .code(2);
+}
+
 /// The README's `raypick pick` example is what the binary prints for that command.
 #[test]
 fn readme_pick_example_is_what_the_binary_prints() {

@@ -394,6 +394,7 @@ fn bunny_picks_equal_the_library() {
         scene: loaded.scene,
         names: loaded.geometry_names,
         files: Vec::new(),
+        nodes: loaded.nodes,
     };
     let view = view_from_scene_info(&s.json("/api/scene"), (640, 480));
     let hits = assert_picks_match(&s, &model, Framing::Scene, view, &grid(640, 480, 12));

@@ -4,10 +4,13 @@
 //! reference). This module walks the default scene and reads the geometry itself:
 //! - **Scene**: the document's `scene`, or the first scene when it has none; a file without any
 //!   scene uses every root node (a node that is no other node's child).
-//! - **Nodes**: the hierarchy is flattened; every node that references a mesh becomes one
-//!   [`InstanceData`] whose `world_from_object` is the product of its ancestors' and its own
-//!   transforms (`matrix`, or `translation · rotation · scale`). A node reached twice (a cycle, or
-//!   two parents) is an error, as the specification forbids it.
+//! - **Nodes**: the hierarchy is kept twice. [`Model::nodes`] holds every node reached from the
+//!   scene, depth first, with its own transform (`matrix`, or `translation · rotation · scale`),
+//!   its mesh and its children ([`NodeData`]): [`crate::Instancing::Hierarchy`] builds nested
+//!   instances from it. [`Model::instances`] holds it flattened: every node that references a
+//!   mesh becomes one [`InstanceData`] whose `world_from_object` is the product of its
+//!   ancestors' and its own transforms, which the other policies build from. A node reached
+//!   twice (a cycle, or two parents) is an error, as the specification forbids it.
 //! - **Meshes** are shared: a mesh used by several nodes is converted once and instanced. All
 //!   triangle primitives of a mesh go into one [`MeshData`], in primitive order, each primitive's
 //!   vertices appended after the previous one's.
@@ -44,7 +47,7 @@ use gltf::mesh::{Mode, Semantic};
 
 use crate::error::{shown, Err, Format, LoadError, Location, Source};
 use crate::limits::{Limits, Triangles};
-use crate::model::{InstanceData, MeshData, Model};
+use crate::model::{InstanceData, MeshData, Model, NodeData};
 use crate::refs::{self, RefError};
 
 /// How to read a glTF file.
@@ -147,12 +150,13 @@ pub(crate) fn parse_within(
                 .collect()
         }
     };
-    let mut stack: Vec<(gltf::Node, Mat4)> = roots
+    // (node, its parent's world transform, its parent's index in `model.nodes`)
+    let mut stack: Vec<(gltf::Node, Mat4, Option<usize>)> = roots
         .into_iter()
         .rev()
-        .map(|node| (node, Mat4::IDENTITY))
+        .map(|node| (node, Mat4::IDENTITY, None))
         .collect();
-    while let Some((node, parent_world)) = stack.pop() {
+    while let Some((node, parent_world, parent)) = stack.pop() {
         let index = node.index();
         if std::mem::replace(&mut visited[index], true) {
             return Err(E.malformed(
@@ -178,6 +182,10 @@ pub(crate) fn parse_within(
         if let Some(bad) = world.to_cols_array().into_iter().find(|v| !v.is_finite()) {
             return Err(E.non_finite(pointer(&[&"nodes", &index]), f64::from(bad)));
         }
+        let name = node
+            .name()
+            .map_or_else(|| format!("node {index}"), str::to_owned);
+        let mut shown = None;
         if let Some(mesh) = node.mesh() {
             let slot = match mesh_slots[mesh.index()] {
                 Some(slot) => slot,
@@ -196,15 +204,25 @@ pub(crate) fn parse_within(
                 ));
             }
             model.instances.push(InstanceData {
-                name: node
-                    .name()
-                    .map_or_else(|| format!("node {index}"), str::to_owned),
+                name: name.clone(),
                 mesh: slot,
                 world_from_object: Affine3A::from_mat4(world),
             });
+            shown = Some(slot);
+        }
+        let this = model.nodes.len();
+        model.nodes.push(NodeData {
+            name,
+            mesh: shown,
+            parent_from_node: Affine3A::from_mat4(local),
+            children: Vec::new(),
+        });
+        match parent {
+            Some(parent) => model.nodes[parent].children.push(this),
+            None => model.roots.push(this),
         }
         for child in node.children().collect::<Vec<_>>().into_iter().rev() {
-            stack.push((child, world));
+            stack.push((child, world, Some(this)));
         }
     }
     if model.num_triangles_in_world() == 0 {

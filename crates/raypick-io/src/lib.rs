@@ -19,7 +19,7 @@
 //! | format | entry point | options | notes |
 //! |---|---|---|---|
 //! | OBJ | [`obj::parse`] | [`obj::ObjOptions`] | one mesh per `o`/`g` group, fans |
-//! | glTF / GLB | [`gltf::parse`] | [`gltf::GltfOptions`] | default scene, nodes → instances |
+//! | glTF / GLB | [`gltf::parse`] | [`gltf::GltfOptions`] | default scene, nodes → instances (or nested, [`hierarchy`]) |
 //! | PLY | [`ply::parse`] | [`ply::PlyOptions`] | `face` lists and `tristrips` |
 //! | STL | [`stl::parse`] | [`stl::StlOptions`] | binary/ASCII by content, several solids |
 //!
@@ -59,6 +59,7 @@ use std::path::Path;
 
 pub mod error;
 pub mod gltf;
+pub mod hierarchy;
 mod input;
 pub mod limits;
 pub mod model;
@@ -70,8 +71,9 @@ pub mod scene_file;
 pub mod stl;
 
 pub use error::{Format, LoadError, Location, RefusedReason, Source};
+pub use hierarchy::Nodes;
 pub use limits::{Limits, OutsideRefs, DEFAULT_MAX_BYTES, DEFAULT_MAX_TRIANGLES};
-pub use model::{InstanceData, MeshData, Model};
+pub use model::{InstanceData, MeshData, Model, NodeData};
 pub use scene::{transform_problem, Instancing, Loaded, TransformProblem};
 
 /// How much of a file [`detect_format`] looks at: its first 64 KiB.

@@ -31,16 +31,42 @@ pub struct InstanceData {
     pub world_from_object: Affine3A,
 }
 
+/// One node of a file's node tree (a glTF node), as [`Model::nodes`] keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeData {
+    /// The name in the file (glTF node name, or `node <index>` when it has none).
+    pub name: String,
+    /// The mesh the node shows, an index into [`Model::meshes`]; `None` for a node that only
+    /// groups or places its children (or a joint).
+    pub mesh: Option<usize>,
+    /// Maps the node's space into its parent's (into the world for a root): the node's own
+    /// transform. All entries finite.
+    pub parent_from_node: Affine3A,
+    /// The node's children, indices into [`Model::nodes`].
+    pub children: Vec<usize>,
+}
+
 /// A parsed file: meshes, and where they are placed.
 ///
 /// When `instances` is empty, every mesh stands once in world space as it is (OBJ, PLY, STL). When
 /// it is not (glTF), only the instances are in the world, and a mesh may be placed several times.
+///
+/// A file with a node tree (glTF) keeps it too, in `nodes` and `roots`: `instances` is that tree
+/// flattened (one instance per node with a mesh, in the order of `nodes`, with the product of
+/// its ancestors' transforms and its own), which [`crate::Instancing::Hierarchy`] does not use;
+/// the other policies use `instances` only.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Model {
     /// The meshes, in file order.
     pub meshes: Vec<MeshData>,
     /// The placements of meshes; empty means "each mesh once, untransformed".
     pub instances: Vec<InstanceData>,
+    /// The node tree the instances come from, in depth-first order from the roots (a node
+    /// before its children); empty for formats without one. Each node has at most one parent
+    /// and is reached from `roots`.
+    pub nodes: Vec<NodeData>,
+    /// The root nodes of the tree (the glTF scene's nodes), indices into `nodes`.
+    pub roots: Vec<usize>,
     /// Things that were read but deliberately left out (e.g. glTF point or line primitives), one
     /// human-readable line each.
     pub notes: Vec<String>,

@@ -18,8 +18,16 @@
 //!     `geom = 0`. A mesh used by several nodes stays shared, so its triangles are stored once;
 //!     so does a mirrored single use (baking it would flip its winding, and with it the front
 //!     face and the order of the barycentrics).
+//! - A model with a node tree (glTF) under [`Instancing::Hierarchy`]: the tree becomes nested
+//!   instances, a scene per node with children and an instance of its mesh's scene per node
+//!   with a mesh, at most [`raypick::MAX_INSTANCE_DEPTH`] deep (the full layout, and what
+//!   happens below that depth: [`crate::hierarchy`]). Top-level geometry `j` is the `j`-th root
+//!   that shows a mesh, and a hit's `instance_path` leads from a root to the node struck;
+//!   [`Loaded::nodes`] maps it back ([`Loaded::node_of`]). A model without a node tree but with
+//!   instances is built as a tree of roots, one per instance.
 //!
-//! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices.
+//! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices,
+//! under every policy: for glTF, the node struck and the mesh it shows.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,7 +35,8 @@ use std::sync::Arc;
 use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh};
 
 use crate::error::{Format, LoadError, Source};
-use crate::model::Model;
+use crate::hierarchy::{self, Nodes};
+use crate::model::{Model, NodeData};
 
 /// How a model's instances (glTF nodes) become the scene's geometries (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -40,6 +49,11 @@ pub enum Instancing {
     /// Every instance with an invertible transform stays an instance of its mesh's own scene (a
     /// hit always names its instance). Costs a top-level BVH over the nodes' boxes.
     Shared,
+    /// The node tree stays a tree: nested instances, a scene per node that has children (see
+    /// [`crate::hierarchy`]), so a hit's instance path names the nodes from a root down to the
+    /// one struck. Meshes are stored once, as with `Shared`; a ray pays a top-level walk per
+    /// level it enters.
+    Hierarchy,
 }
 
 /// A loaded file: the scene to cast rays at, and what each of its geometries is.
@@ -52,6 +66,8 @@ pub struct Loaded {
     /// For each top-level geometry id: its name (OBJ group, STL solid, glTF node name).
     pub geometry_names: Vec<String>,
     /// For each top-level geometry id: the index of the mesh it shows, into [`Self::mesh_names`].
+    /// Empty under [`Instancing::Hierarchy`] for a model with a node tree, whose top-level
+    /// geometries are root nodes that may show many meshes: [`Self::mesh_of`] answers per hit.
     pub geometry_mesh: Vec<usize>,
     /// For each mesh of the model: its name (for glTF, the mesh name, shared by its instances).
     pub mesh_names: Vec<String>,
@@ -59,6 +75,9 @@ pub struct Loaded {
     pub notes: Vec<String>,
     /// The other files the model was read from (see [`Model::references`]).
     pub references: Vec<PathBuf>,
+    /// The model's nodes, under [`Instancing::Hierarchy`]: their names, meshes, parents, and
+    /// which one a hit struck. Empty under the other policies.
+    pub nodes: Nodes,
 }
 
 impl Loaded {
@@ -67,8 +86,15 @@ impl Loaded {
         hit.instance.unwrap_or(hit.geom)
     }
 
-    /// The name of what the hit struck (an OBJ group, a glTF node, …).
+    /// The name of what the hit struck (an OBJ group, a glTF node, …). Under
+    /// [`Instancing::Hierarchy`], the node struck, however deep.
     pub fn name_of(&self, hit: &Hit) -> Option<&str> {
+        if !self.nodes.is_empty() {
+            return self
+                .node_of(hit)
+                .and_then(|node| self.nodes.names.get(node))
+                .map(String::as_str);
+        }
         self.geometry_names
             .get(self.top_level_of(hit) as usize)
             .map(String::as_str)
@@ -76,9 +102,36 @@ impl Loaded {
 
     /// The index of the model mesh the hit struck.
     pub fn mesh_of(&self, hit: &Hit) -> Option<usize> {
+        if !self.nodes.is_empty() {
+            return self
+                .node_of(hit)
+                .and_then(|node| self.nodes.mesh.get(node).copied().flatten());
+        }
         self.geometry_mesh
             .get(self.top_level_of(hit) as usize)
             .copied()
+    }
+
+    /// Under [`Instancing::Hierarchy`], the node the hit struck, an index into
+    /// [`Nodes::names`] (and [`Model::nodes`]); `None` under the other policies.
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, Ray};
+    /// use raypick_io::{Instancing, LoadOptions};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gltf/CesiumMilkTruck.glb");
+    /// let options = LoadOptions { instancing: Instancing::Hierarchy, ..LoadOptions::default() };
+    /// let truck = raypick_io::load_with(path, &options)?;
+    /// // Down onto the truck: every part hangs below its root node, so the path is nested.
+    /// let ray = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(0.0, -1.0, 0.0));
+    /// let hit = truck.scene.intersect(&ray).expect("a hit");
+    /// let node = truck.node_of(&hit).unwrap();
+    /// assert_eq!(truck.name_of(&hit), Some(truck.nodes.names[node].as_str()));
+    /// assert!(hit.instance_path.len() >= 2);
+    /// # Ok::<(), raypick_io::LoadError>(())
+    /// ```
+    pub fn node_of(&self, hit: &Hit) -> Option<usize> {
+        self.nodes.node_of(hit)
     }
 
     /// The name of the model mesh the hit struck (for glTF the mesh name, e.g. `"Wheels"`, shared
@@ -192,6 +245,10 @@ impl Model {
         format: Format,
         instancing: Instancing,
     ) -> Result<Loaded, LoadError> {
+        let has_tree = !(self.nodes.is_empty() && self.instances.is_empty());
+        if instancing == Instancing::Hierarchy && has_tree {
+            return self.into_hierarchy(format);
+        }
         let wrap = |error: BuildError| LoadError::Scene {
             source_name: Source::default(),
             error,
@@ -295,6 +352,43 @@ impl Model {
             mesh_names,
             notes: self.notes.into_iter().chain(extra_notes).collect(),
             references: self.references,
+            nodes: Nodes::default(),
+        })
+    }
+
+    /// [`Self::into_loaded_with`] under [`Instancing::Hierarchy`], for a model with a node tree
+    /// or instances (the latter built as a tree of roots).
+    fn into_hierarchy(self, format: Format) -> Result<Loaded, LoadError> {
+        let mesh_names: Vec<String> = self.meshes.iter().map(|m| m.name.clone()).collect();
+        let (tree, roots) = if self.nodes.is_empty() {
+            let roots = (0..self.instances.len()).collect();
+            let tree = self
+                .instances
+                .into_iter()
+                .map(|instance| NodeData {
+                    name: instance.name,
+                    mesh: Some(instance.mesh),
+                    parent_from_node: instance.world_from_object,
+                    children: Vec::new(),
+                })
+                .collect();
+            (tree, roots)
+        } else {
+            (self.nodes, self.roots)
+        };
+        let (scene, nodes, notes) = hierarchy::build(self.meshes, &tree, &roots)?;
+        let geometry_names = (0..scene.num_geometries() as u32)
+            .map(|id| scene.geometry_name(id).unwrap_or_default().to_string())
+            .collect();
+        Ok(Loaded {
+            scene,
+            format,
+            geometry_names,
+            geometry_mesh: Vec::new(),
+            mesh_names,
+            notes: self.notes.into_iter().chain(notes).collect(),
+            references: self.references,
+            nodes,
         })
     }
 

@@ -130,5 +130,6 @@ fn loaded(scene: Scene) -> Loaded {
         mesh_names,
         notes: Vec::new(),
         references: Vec::new(),
+        nodes: crate::Nodes::default(),
     }
 }

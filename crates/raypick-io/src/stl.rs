@@ -183,6 +183,7 @@ pub(crate) fn read(
         instances: Vec::new(),
         notes: Vec::new(),
         references: Vec::new(),
+        ..Model::default()
     })
 }
 

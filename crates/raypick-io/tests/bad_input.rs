@@ -27,6 +27,15 @@ fn assert_valid(model: &Model, what: &str) {
         assert!(instance.mesh < model.meshes.len(), "{what}");
         assert!(instance.world_from_object.is_finite(), "{what}");
     }
+    for node in &model.nodes {
+        assert!(node.mesh.is_none_or(|m| m < model.meshes.len()), "{what}");
+        assert!(
+            node.children.iter().all(|&c| c < model.nodes.len()),
+            "{what}"
+        );
+        assert!(node.parent_from_node.is_finite(), "{what}");
+    }
+    assert!(model.roots.iter().all(|&r| r < model.nodes.len()), "{what}");
 }
 
 fn parse_any(bytes: &[u8], extension: &str) -> Result<Model, LoadError> {

@@ -1,7 +1,9 @@
 //! Picks on loaded glTF scenes (node transforms, shared meshes as instances) agree with the same
 //! geometry placed by hand: literal coordinates for SimpleMeshes and Box, and every instance's
 //! vertices transformed on the CPU (no instancing) for the truck and the engine; and the two
-//! instancing policies (nodes used once baked, or every node an instance) answer alike.
+//! instancing policies (nodes used once baked, or every node an instance) answer alike; and the
+//! node tree built as nested instances answers as the flat policies do, naming every node on a
+//! hit's path, within the engine's nesting depth and below it.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -273,4 +275,339 @@ fn baking_single_use_nodes_answers_as_instancing_them() {
             );
         }
     }
+}
+
+fn load_as(path: &str, instancing: Instancing) -> raypick_io::Loaded {
+    load_with(
+        path,
+        &LoadOptions {
+            instancing,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// `a` and `b`, two loads of one model, give every ray the same closest hit: both hit or both
+/// miss (a miss in one only is a ray through an edge), `t` within the rounding of the transform
+/// chains, the same triangle of the same node by name (or, when the nodes differ, a tie: `b`
+/// has a hit on `a`'s node at the same `t`). Returns the number of hits.
+fn assert_same_answers(
+    a: &raypick_io::Loaded,
+    b: &raypick_io::Loaded,
+    rays: &[Ray],
+    what: &str,
+) -> usize {
+    let mut hits = 0;
+    for (i, ray) in rays.iter().enumerate() {
+        let (ha, hb) = (a.scene.intersect(ray), b.scene.intersect(ray));
+        let (ha, hb) = match (ha, hb) {
+            (Some(ha), Some(hb)) => (ha, hb),
+            (None, None) => continue,
+            (ha, hb) => {
+                let hit = ha.or(hb).unwrap();
+                assert!(
+                    hit.u.min(hit.v).min(1.0 - hit.u - hit.v) < 1e-4,
+                    "{what} ray {i}: {:?} vs {:?}",
+                    ha.map(|h| h.t),
+                    hb.map(|h| h.t)
+                );
+                continue;
+            }
+        };
+        hits += 1;
+        // Each instance level rounds the ray's move into its frame (a few ulps of the ray's
+        // origin and direction, relative to the scene's size); along the ray a shift of the
+        // surface by d moves t by d / (|dir| |cos|), with cos between the ray and the normal.
+        let cos = ray.dir.normalize().dot(ha.normal).abs().max(1e-3);
+        let scale = ray
+            .origin
+            .abs()
+            .max_element()
+            .max(ha.point.abs().max_element())
+            .max(1.0);
+        let tolerance = 64.0 * f32::EPSILON * scale / (ray.dir.length() * cos);
+        assert!(
+            (ha.t - hb.t).abs() <= tolerance,
+            "{what} ray {i}: t {} vs {} (tolerance {tolerance})",
+            ha.t,
+            hb.t
+        );
+        let (na, nb) = (a.name_of(&ha), b.name_of(&hb));
+        assert!(na.is_some() && nb.is_some(), "{what} ray {i}: unnamed hit");
+        assert_eq!(a.mesh_of(&ha).is_some(), b.mesh_of(&hb).is_some(), "{what}");
+        if na != nb {
+            let on_a_node = |h: &Hit| b.name_of(h) == na;
+            let options = raypick::QueryOptions {
+                filter: Some(&on_a_node),
+                ..Default::default()
+            };
+            let tie = b.scene.intersect_with(ray, &options);
+            assert!(
+                tie.is_some_and(|h| (h.t - ha.t).abs() <= tolerance),
+                "{what} ray {i}: {na:?} vs {nb:?}, not a tie"
+            );
+            continue;
+        }
+        assert_eq!(a.mesh_of(&ha), b.mesh_of(&hb), "{what} ray {i}: mesh");
+        if ha.prim != hb.prim {
+            // Two triangles of one mesh meeting at the point: an edge or vertex hit.
+            let on_edge = |h: &Hit| h.u.min(h.v).min(1.0 - h.u - h.v) < 1e-3;
+            assert!(
+                on_edge(&ha) && on_edge(&hb),
+                "{what} ray {i}: triangle {} vs {}",
+                ha.prim,
+                hb.prim
+            );
+        }
+    }
+    hits
+}
+
+#[test]
+fn hierarchy_answers_as_the_flat_policies_on_every_gltf_model() {
+    let mut files: Vec<_> = std::fs::read_dir(format!("{DATA}gltf"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for (seed, file) in files.iter().enumerate() {
+        let path = file.to_str().unwrap();
+        let nested = load_as(path, Instancing::Hierarchy);
+        let (_, model) = parse_file(path, &LoadOptions::default()).unwrap();
+        assert!(nested.scene.instance_depth() <= raypick::MAX_INSTANCE_DEPTH);
+        assert_eq!(nested.nodes.names.len(), model.nodes.len(), "{path}");
+        let rays = rays_around(&nested.scene, 2000, 100 + seed as u64);
+        for instancing in [Instancing::Shared, Instancing::BakeSingleUse] {
+            let flat = load_as(path, instancing);
+            let what = format!("{path} ({instancing:?})");
+            let hits = assert_same_answers(&nested, &flat, &rays, &what);
+            assert!(hits > 100, "{what}: {hits} hits");
+        }
+        // A hit's node shows a mesh, and its chain of ancestors leads down the path's nodes.
+        for ray in &rays {
+            let Some(hit) = nested.scene.intersect(ray) else {
+                continue;
+            };
+            let node = nested.node_of(&hit).unwrap();
+            assert!(nested.nodes.mesh[node].is_some(), "{path}");
+            let chain = nested.nodes.chain(node);
+            assert_eq!(chain.last(), Some(&node));
+            let path_names = names_on_path(&nested.scene, &hit);
+            for name in &path_names {
+                assert!(
+                    chain.iter().any(|&n| &nested.nodes.names[n] == name),
+                    "{path}: {name} not in the chain"
+                );
+            }
+        }
+    }
+}
+
+/// The names of the instances a hit went through, outermost first.
+fn names_on_path(scene: &Scene, hit: &Hit) -> Vec<String> {
+    let mut outer = raypick::scene::InstancePath::EMPTY;
+    let mut names = Vec::new();
+    for &id in hit.instance_path.as_slice() {
+        let holder = scene.placed_scene(&outer).unwrap();
+        names.push(holder.geometry_name(id).unwrap().to_string());
+        outer = outer.pushed(id);
+    }
+    names
+}
+
+/// A glTF document whose meshes are all the one triangle (0,0,0) (1,0,0) (0,1,0); `nodes` is the
+/// JSON of the node array, `roots` of the scene's node list, `meshes` the number of meshes.
+fn triangle_gltf(nodes: &str, roots: &str, meshes: usize) -> String {
+    let mesh_list = (0..meshes)
+        .map(|m| {
+            format!(r#"{{"name":"mesh{m}","primitives":[{{"attributes":{{"POSITION":0}}}}]}}"#)
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":{roots}}}],
+  "nodes":{nodes},
+  "meshes":[{mesh_list}],
+  "accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",
+                "min":[0,0,0],"max":[1,1,0]}}],
+  "bufferViews":[{{"buffer":0,"byteLength":36}}],
+  "buffers":[{{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}}]}}"#
+    )
+}
+
+fn write_temp(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_three_level_hierarchy_names_every_node_on_the_path() {
+    // car (no mesh, at x = 10) ─┬─ body (mesh 0) ── wheel (mesh 0, +2 on x, 1 down)
+    //                           ├─ lamp (mesh 0, +4 on x)
+    //                           └─ joint (no mesh, no children: left out)
+    // and a root "sign" (mesh 1) at x = -3: mesh 0 is used by three nodes, mesh 1 by one.
+    let nodes = r#"[
+      {"name":"car","translation":[10,0,0],"children":[1,3,4]},
+      {"name":"body","mesh":0,"children":[2]},
+      {"name":"wheel","mesh":0,"translation":[2,0,-1]},
+      {"name":"lamp","mesh":0,"translation":[4,0,0]},
+      {"name":"joint","rotation":[0,0,0.7071068,0.7071068]},
+      {"name":"sign","mesh":1,"translation":[-3,0,0]}]"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(&dir, "car.gltf", &triangle_gltf(nodes, "[0,5]", 2));
+    let nested = load_as(&path, Instancing::Hierarchy);
+    assert_eq!(
+        nested.nodes.names,
+        ["car", "body", "wheel", "lamp", "joint", "sign"]
+    );
+    assert_eq!(
+        nested.nodes.parent,
+        [None, Some(0), Some(1), Some(0), Some(0), None]
+    );
+    assert_eq!(nested.geometry_names, ["car", "sign"]);
+    assert_eq!(nested.scene.instance_depth(), 3);
+    // (x of the ray, straight down from z = 5): node, mesh, t, the names on the path.
+    let cases: [(f32, &str, usize, f32, &[&str]); 4] = [
+        (10.2, "body", 0, 5.0, &["car", "body", "body"]),
+        (12.2, "wheel", 0, 6.0, &["car", "body", "wheel"]),
+        (14.2, "lamp", 0, 5.0, &["car", "lamp"]),
+        (-2.8, "sign", 1, 5.0, &["sign"]),
+    ];
+    let flat = load_as(&path, Instancing::Shared);
+    for (x, node, mesh, t, on_path) in cases {
+        let ray = Ray::new(Vec3::new(x, 0.2, 5.0), Vec3::new(0.0, 0.0, -1.0));
+        let hit = nested.scene.intersect(&ray).unwrap();
+        assert_eq!(nested.name_of(&hit), Some(node));
+        assert_eq!(nested.mesh_of(&hit), Some(mesh));
+        assert_eq!(
+            nested.mesh_name_of(&hit),
+            Some(format!("mesh{mesh}").as_str())
+        );
+        assert_eq!(hit.t, t, "{node}");
+        assert_eq!(hit.instance_path.len(), on_path.len(), "{node}");
+        assert_eq!(names_on_path(&nested.scene, &hit), on_path, "{node}");
+        let chain: Vec<&str> = nested
+            .nodes
+            .chain(nested.node_of(&hit).unwrap())
+            .into_iter()
+            .map(|n| nested.nodes.names[n].as_str())
+            .collect();
+        assert_eq!(chain.last(), Some(&node));
+        // The flat load names the same node.
+        let flat_hit = flat.scene.intersect(&ray).unwrap();
+        assert_eq!(flat.name_of(&flat_hit), Some(node));
+        assert_eq!((flat_hit.t, flat_hit.prim), (hit.t, hit.prim));
+    }
+    // The shared mesh is stored once.
+    assert_eq!(nested.scene.num_triangles(), flat.scene.num_triangles());
+}
+
+#[test]
+fn a_chain_deeper_than_the_engine_nests_loads_flat_below_the_limit() {
+    // n0 → n1 → … → n11, each a triangle turned a little about z and moved along x and down.
+    let depth = 12;
+    let s = (0.05f32).sin();
+    let c = (0.05f32).cos();
+    let nodes: Vec<String> = (0..depth)
+        .map(|i| {
+            let children = if i + 1 < depth {
+                format!(r#","children":[{}]"#, i + 1)
+            } else {
+                String::new()
+            };
+            format!(
+                r#"{{"name":"n{i}","mesh":0,"translation":[1.5,0.1,-0.25],"rotation":[0,0,{s},{c}]{children}}}"#
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(
+        &dir,
+        "chain.gltf",
+        &triangle_gltf(&format!("[{}]", nodes.join(",")), "[0]", 1),
+    );
+    let nested = load_as(&path, Instancing::Hierarchy);
+    assert_eq!(nested.scene.instance_depth(), raypick::MAX_INSTANCE_DEPTH);
+    assert!(
+        nested
+            .notes
+            .iter()
+            .any(|note| note.contains("deeper than 8 nested instances")),
+        "{:?}",
+        nested.notes
+    );
+    for instancing in [Instancing::Shared, Instancing::BakeSingleUse] {
+        let flat = load_as(&path, instancing);
+        let rays = rays_around(&flat.scene, 4000, 5);
+        let hits = assert_same_answers(&nested, &flat, &rays, &format!("chain ({instancing:?})"));
+        assert!(hits > 100, "{hits}");
+    }
+    // A ray down onto each node's triangle names that node.
+    let (_, model) = parse_file(&path, &LoadOptions::default()).unwrap();
+    for instance in &model.instances {
+        let centre =
+            instance
+                .world_from_object
+                .transform_point3(Vec3::new(1.0 / 3.0, 1.0 / 3.0, 0.0));
+        let ray = Ray::new(centre + Vec3::Z * 10.0, -Vec3::Z);
+        let hit = nested.scene.intersect(&ray).unwrap();
+        assert_eq!(nested.name_of(&hit), Some(instance.name.as_str()));
+        assert_eq!(
+            nested.nodes.chain(nested.node_of(&hit).unwrap()).len(),
+            instance.name[1..].parse::<usize>().unwrap() + 1
+        );
+    }
+}
+
+#[test]
+fn a_node_transform_that_cannot_be_inverted_is_baked_under_hierarchy() {
+    // "flat" scales its subtree to zero height (the triangles stand on edge: no hits from
+    // above, none lost); "mirror" flips x and stays an instance.
+    let nodes = r#"[
+      {"name":"group","children":[1,2]},
+      {"name":"flat","scale":[1,0,1],"children":[3]},
+      {"name":"mirror","mesh":0,"scale":[-1,1,1]},
+      {"name":"leaf","mesh":0,"translation":[5,0,0]}]"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_temp(&dir, "zero.gltf", &triangle_gltf(nodes, "[0]", 1));
+    let nested = load_as(&path, Instancing::Hierarchy);
+    assert!(
+        nested
+            .notes
+            .iter()
+            .any(|note| note.contains("\"flat\"") && note.contains("singular")),
+        "{:?}",
+        nested.notes
+    );
+    let ray = Ray::new(Vec3::new(-0.2, 0.2, 5.0), -Vec3::Z);
+    let hit = nested.scene.intersect(&ray).unwrap();
+    assert_eq!(nested.name_of(&hit), Some("mirror"));
+    let flat = load_as(&path, Instancing::Shared);
+    let rays = rays_around(&flat.scene, 1000, 9);
+    assert_same_answers(&nested, &flat, &rays, "zero scale");
+}
+
+#[test]
+fn hierarchy_of_a_model_without_nodes_places_each_instance_at_the_top() {
+    let (_, mut model) = parse_file(
+        format!("{DATA}gltf/CesiumMilkTruck.glb"),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let flat = model
+        .clone()
+        .into_loaded_with(raypick_io::Format::Gltf, Instancing::Shared);
+    model.nodes.clear();
+    model.roots.clear();
+    let nested = model
+        .into_loaded_with(raypick_io::Format::Gltf, Instancing::Hierarchy)
+        .unwrap();
+    let flat = flat.unwrap();
+    assert_eq!(nested.geometry_names, flat.geometry_names);
+    assert_eq!(nested.scene.instance_depth(), 1);
+    let rays = rays_around(&flat.scene, 1000, 3);
+    assert!(assert_same_answers(&nested, &flat, &rays, "truck without nodes") > 300);
 }

@@ -46,13 +46,18 @@ pub use camera::pinhole_rays;
 ///         world space and joins the scene's one mesh BVH (faster to cast); its hits have the
 ///         node's id in ``geometry_ids`` and no instance. Meshes used by several nodes stay
 ///         instances either way.
+///     hierarchy: keep the glTF node tree as nested instances (a scene per node that has
+///         children), so that a hit's ``instance_path`` leads from a root node down to the node
+///         it struck, each id naming a node. Nodes deeper than the engine nests (8 levels) are
+///         placed flat in their deepest allowed ancestor. Not together with ``keep_instances``.
 ///
 /// Raises:
 ///     FileNotFoundError: the file (or a glTF buffer file it refers to) does not exist.
 ///     PermissionError: it may not be read.
 ///     OSError: any other file-system failure (a folder given as the file, an I/O error).
 ///     ValueError: the content cannot be parsed, a reference is refused, or a budget is exceeded;
-///         the message says which file, where, and why. Also for a budget below 1.
+///         the message says which file, where, and why. Also for a budget below 1, and for
+///         ``keep_instances`` and ``hierarchy`` together.
 ///
 /// Example::
 ///
@@ -62,8 +67,12 @@ pub use camera::pinhole_rays;
 ///     >>> truck = raypick.load("truck.glb", allow_outside_refs=True, max_bytes=4 << 30)  # trusted
 ///     >>> truck.num_triangles
 ///     2856
+///     >>> tree = raypick.load("truck.glb", allow_outside_refs=True, hierarchy=True)
+///     >>> hit = tree.pick(raypick.Camera([1.4, 0.4, 6], [1.4, 0.4, 0]), 320, 240)  # a wheel
+///     >>> hit.instance_path, tree.geometry_name(hit.instance_id), hit.geometry_name
+///     ([0, 1, 0], 'node 0', 'Wheels')
 #[pyfunction]
-#[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None, keep_instances=false))]
+#[pyo3(signature = (path, *, allow_outside_refs=false, max_bytes=None, max_triangles=None, keep_instances=false, hierarchy=false))]
 fn load(
     py: Python<'_>,
     path: std::path::PathBuf,
@@ -71,6 +80,7 @@ fn load(
     max_bytes: Option<i64>,
     max_triangles: Option<i64>,
     keep_instances: bool,
+    hierarchy: bool,
 ) -> PyResult<scene::PyScene> {
     let budget = |value: Option<i64>, name: &str, default: u64| match value {
         None => Ok(default),
@@ -79,10 +89,15 @@ fn load(
             .filter(|&v| v >= 1)
             .ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1, got {v}"))),
     };
-    let instancing = if keep_instances {
-        raypick_io::Instancing::Shared
-    } else {
-        raypick_io::Instancing::BakeSingleUse
+    let instancing = match (keep_instances, hierarchy) {
+        (true, true) => {
+            return Err(PyValueError::new_err(
+                "keep_instances and hierarchy exclude each other: choose one",
+            ))
+        }
+        (true, false) => raypick_io::Instancing::Shared,
+        (false, true) => raypick_io::Instancing::Hierarchy,
+        (false, false) => raypick_io::Instancing::BakeSingleUse,
     };
     let options = raypick_io::LoadOptions {
         instancing,

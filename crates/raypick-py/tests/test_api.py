@@ -552,6 +552,43 @@ def test_load_bakes_single_use_nodes_unless_told_to_keep_instances():
     assert baked_hits.sum() > 100 and (hit & (a["instance_ids"] != INVALID)).sum() > 10
 
 
+def test_load_hierarchy_keeps_the_node_tree_as_nested_instances():
+    truck = SHARED_DATA / "gltf" / "CesiumMilkTruck.glb"
+    if not truck.exists():
+        pytest.skip("shared data not found")
+    kept = raypick.load(truck, keep_instances=True)
+    tree = raypick.load(truck, hierarchy=True)
+    # One root node at the top, the wheels' mesh stored once.
+    assert tree.num_geometries == 1 and tree.geometry_kind(0) == "instance"
+    assert tree.num_triangles == kept.num_triangles == 2856
+    lo, hi = kept.bounds()
+    np.testing.assert_allclose(tree.bounds(), kept.bounds(), rtol=1e-5, atol=1e-5)
+    rays = random_rays(np.random.default_rng(6), 4000, 0.5, 2.0)
+    rays[:, :3] = rays[:, :3] * (hi - lo).max() + (lo + hi) / 2
+    a, b = tree.cast_rays(rays), kept.cast_rays(rays)
+    hit = np.isfinite(b["t_hit"])
+    np.testing.assert_array_equal(np.isfinite(a["t_hit"]), hit)
+    assert hit.sum() > 500
+    np.testing.assert_allclose(a["t_hit"][hit], b["t_hit"][hit], rtol=1e-5)
+    assert (a["primitive_ids"][hit] == b["primitive_ids"][hit]).mean() > 0.99
+    # Every hit goes through the root node: an instance path of two nodes (the root's own
+    # mesh) or three (a wheel, under its group node).
+    origins, dirs = rays[:, :3], rays[:, 3:]
+    depth = {}
+    for i in np.flatnonzero(hit)[:200]:
+        h = tree.pick(raypick.Camera(origins[i], origins[i] + dirs[i]), 320, 240)
+        if h is not None:
+            assert h.instance_id == 0
+            depth[len(h.instance_path)] = depth.get(len(h.instance_path), 0) + 1
+    assert set(depth) <= {2, 3} and depth.get(3, 0) > 0, depth
+    # A pickle keeps the wheels' mesh shared under its two nodes, and the answers.
+    clone = pickle.loads(pickle.dumps(tree))
+    assert clone.num_triangles == 2856
+    assert_same(clone.cast_rays(rays), a)
+    with pytest.raises(ValueError, match="keep_instances and hierarchy"):
+        raypick.load(truck, keep_instances=True, hierarchy=True)
+
+
 def _raypick_cli():
     exe = os.environ.get("RAYPICK_CLI")
     if exe:

@@ -62,6 +62,7 @@ pub fn load_model(path: Option<&Path>, load: &LoadArgs) -> Result<NamedScene> {
             Ok(NamedScene {
                 scene: loaded.scene,
                 names: loaded.geometry_names,
+                nodes: loaded.nodes,
                 files: std::iter::once(path.to_path_buf())
                     .chain(loaded.references)
                     .collect(),
@@ -128,6 +129,7 @@ pub fn hit_json(model: &NamedScene, hit: &Hit) -> serde_json::Value {
         "object": model.name_of(hit),
         "geometry": hit.geom,
         "instance": hit.instance,
+        "instance_path": hit.instance_path.as_slice(),
         "triangle": hit.prim,
         "t": hit.t,
         "point": vec3_json(hit.point),

@@ -306,6 +306,7 @@ def load(
     max_bytes: Optional[int] = None,
     max_triangles: Optional[int] = None,
     keep_instances: bool = False,
+    hierarchy: bool = False,
 ) -> Scene:
     """Loads an OBJ, glTF/GLB, PLY or STL file, or a scene file (.rpk, from Scene.save or
     `raypick build`, read with every BVH and no build), into a built Scene.
@@ -317,7 +318,10 @@ def load(
     PermissionError or OSError when the file system fails, ValueError for bad content (naming
     the file, the place and the reason). A glTF node whose mesh no other node uses is baked into
     world space (faster to cast; its hits carry the node's id in ``geometry_ids`` and no
-    instance) unless ``keep_instances``."""
+    instance) unless ``keep_instances``. With ``hierarchy`` the glTF node tree stays nested
+    instances: a hit's ``instance_path`` leads from a root node down to the node it struck (nodes
+    deeper than 8 levels are placed flat in their deepest allowed ancestor); ``keep_instances`` and
+    ``hierarchy`` together raise ValueError."""
 
 def offset_ray_origin(points: ArrayLike, normals: ArrayLike) -> F32:
     """(..., 3) float32 origins for rays leaving the surface at points (..., 3) on the side of the

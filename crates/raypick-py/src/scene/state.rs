@@ -323,21 +323,25 @@ pub(super) fn entry_from_geometry(
         Geometry::Spheres(s) => Entry::Spheres(s.clone()),
         Geometry::Instance(i) => {
             let inner = i.scene();
-            let source = sources
-                .entry(Arc::as_ptr(inner))
-                .or_insert_with(|| {
-                    let mut none = HashMap::new();
-                    Arc::new(Source {
-                        entries: (0..inner.num_geometries() as u32)
-                            .filter_map(|id| inner.geometry(id))
-                            .map(|g| entry_from_geometry(g, &mut none))
-                            .collect(),
+            // One source per placed scene at every depth, so that a scene placed from two
+            // places (a glTF mesh under two nodes of a node tree) stays shared.
+            let source = match sources.get(&Arc::as_ptr(inner)) {
+                Some(source) => Arc::clone(source),
+                None => {
+                    let entries = (0..inner.num_geometries() as u32)
+                        .filter_map(|id| inner.geometry(id))
+                        .map(|g| entry_from_geometry(g, sources))
+                        .collect();
+                    let source = Arc::new(Source {
+                        entries,
                         scene: inner.clone(),
                         remap: None,
                         origin: DVec3::ZERO,
-                    })
-                })
-                .clone();
+                    });
+                    sources.insert(Arc::as_ptr(inner), Arc::clone(&source));
+                    source
+                }
+            };
             let m = Mat4::from(i.world_from_object())
                 .transpose()
                 .to_cols_array()
