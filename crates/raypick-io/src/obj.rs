@@ -25,7 +25,7 @@
 //!   read as one long line). Every coordinate must be finite.
 //! - `l`, `p`, curves, materials, `vt`, `vn` and unknown statements are ignored; `#` starts a comment
 //!   anywhere on a line. Line continuations (`\` at the end of a line) are not supported.
-//! - The file is read line by line: a NUL byte or a line over [`crate::input::MAX_LINE`] bytes (not
+//! - The file is read line by line: a NUL byte or a line over 1 MiB (`MAX_LINE`; not
 //!   text) is an error at that line, and so is the first triangle over
 //!   [`crate::Limits::max_triangles`].
 //! - Errors quote an index as the file writes it (1-based, or negative).
