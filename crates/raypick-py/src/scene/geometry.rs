@@ -254,7 +254,6 @@ pub(super) fn update_vertices(
     // their arrays), else updated in place.
     let mut built = Arc::try_unwrap(built).unwrap_or_else(|shared| Built {
         scene: shared.scene.clone(),
-        remap: shared.remap.clone(),
         entries: shared.entries.clone(),
         origin: shared.origin,
     });

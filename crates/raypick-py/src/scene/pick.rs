@@ -53,12 +53,7 @@ pub(super) fn pick_rect(
         .into_iter()
         .map(|(g, i)| match i {
             Some(inst) => (
-                built
-                    .remap
-                    .get(inst as usize)
-                    .copied()
-                    .flatten()
-                    .unwrap_or(g),
+                built.geometry_id_of(g, &raypick::InstancePath::EMPTY.pushed(inst)),
                 Some(inst),
             ),
             None => (g, None),

@@ -297,21 +297,11 @@ pub(super) fn set_state(
         .collect::<PyResult<Vec<_>>>()?;
     let origin = origin_of(state)?;
     let built = match built {
-        Some(rust) if rust.num_geometries() == entries.len() => {
-            let remap = entries
-                .iter()
-                .map(|e| match e {
-                    Entry::Instance(i) => i.source.remap,
-                    _ => None,
-                })
-                .collect();
-            Some(Arc::new(Built {
-                scene: Arc::new(rust),
-                remap,
-                entries: entries.clone(),
-                origin,
-            }))
-        }
+        Some(rust) if rust.num_geometries() == entries.len() => Some(Arc::new(Built {
+            scene: Arc::new(rust),
+            entries: entries.clone(),
+            origin,
+        })),
         Some(_) => {
             return Err(PyValueError::new_err(
                 "bad Scene state: the scene and the geometries disagree",

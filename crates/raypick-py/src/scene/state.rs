@@ -44,12 +44,10 @@ pub(super) struct Source {
     pub(super) origin: DVec3,
 }
 
-/// What a query runs on: the built scene and, per top-level geometry id, the geometry id that
-/// instanced hits report instead of the inner one (see [`Source::remap`]).
+/// What a query runs on: the built scene and the entries it was built from, whose instances name
+/// the geometry id that instanced hits report instead of the inner one (see [`Source::remap`]).
 pub(super) struct Built {
     pub(super) scene: Arc<raypick::Scene>,
-    pub(super) remap: Vec<Option<u32>>,
-    /// The entries the scene was built from (their instances lead to nested sources' remaps).
     pub(super) entries: Vec<Entry>,
     /// The origin of the scene's frame in world space ([`State::origin`]).
     pub(super) origin: DVec3,
@@ -66,19 +64,13 @@ impl Built {
     /// whose id `g` is reported then.
     #[inline]
     pub(super) fn geometry_id_of(&self, geom: u32, path: &InstancePath) -> u32 {
-        match path.as_slice() {
-            [] => geom,
-            &[i] => self
-                .remap
-                .get(i as usize)
-                .copied()
-                .flatten()
-                .unwrap_or(geom),
-            deeper => self.innermost(deeper).and_then(|s| s.remap).unwrap_or(geom),
-        }
+        self.innermost(path.as_slice())
+            .and_then(|s| s.remap)
+            .unwrap_or(geom)
     }
 
-    /// The source placed by the last instance of `path`, found through the entries.
+    /// The source placed by the last instance of `path`, found through the entries (`None` for
+    /// an empty path).
     fn innermost(&self, path: &[u32]) -> Option<&Source> {
         let mut entries = &self.entries;
         let mut source = None;
@@ -97,11 +89,7 @@ impl Built {
     pub(super) fn id_and_name(&self, hit: &Hit) -> (u32, Option<String>) {
         let id = self.geometry_id(hit);
         let path = hit.instance_path.as_slice();
-        let remapped = match path {
-            [] => false,
-            &[i] => self.remap.get(i as usize).copied().flatten().is_some(),
-            deeper => self.innermost(deeper).is_some_and(|s| s.remap.is_some()),
-        };
+        let remapped = self.innermost(path).is_some_and(|s| s.remap.is_some());
         let holder = if remapped {
             // The scene holding the innermost instance: the path without its last id.
             let outer = path[..path.len() - 1]
@@ -275,16 +263,8 @@ pub(super) fn build(py: Python<'_>, state: &mut State) -> PyResult<Arc<Built>> {
     let entries = &state.entries;
     let origin = state.origin;
     let scene = py.detach(|| build_rust_scene(entries, origin))?;
-    let remap = entries
-        .iter()
-        .map(|e| match e {
-            Entry::Instance(i) => i.source.remap,
-            _ => None,
-        })
-        .collect();
     let built = Arc::new(Built {
         scene: Arc::new(scene),
-        remap,
         entries: entries.clone(),
         origin,
     });
@@ -303,7 +283,6 @@ pub(super) fn state_from_built(scene: raypick::Scene) -> State {
         .collect();
     let built = Built {
         scene: Arc::new(scene),
-        remap: vec![None; entries.len()],
         entries: entries.clone(),
         origin: DVec3::ZERO,
     };
@@ -393,7 +372,6 @@ mod tests {
         let scene = build_rust_scene(&top, DVec3::ZERO).unwrap();
         let built = Built {
             scene: Arc::new(scene),
-            remap: vec![None, Some(0)],
             entries: top,
             origin: DVec3::ZERO,
         };
