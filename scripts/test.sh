@@ -26,6 +26,9 @@ cargo test --workspace
 step "cargo test -p raypick --features force-scalar (the scalar twins)"
 cargo test -p raypick --features force-scalar --lib --test scene_queries --test bvh_structure
 
+step "engine tests on wasm32 with simd128, under Node's WASI (the browser build's kernels)"
+bash scripts/wasm-simd-test.sh
+
 # The `raypick` binary that `cargo test --workspace` built: the Python and browser tests use it
 # rather than building it again with another feature set (`cargo build -p raypick-cli` alone resolves
 # the dependencies' features differently and recompiles them).

@@ -727,7 +727,7 @@ mod tests {
         // batch are far apart.
         let n = 4096usize;
         let origin = |k: usize| {
-            let s = (k * 2_654_435_761) % n;
+            let s = (k as u64 * 2_654_435_761 % n as u64) as usize;
             Vec3::new((s % 64) as f32, (s / 64) as f32, -3.0)
         };
         let shadow: Vec<Ray> = (0..n).map(|k| Ray::new(origin(k), light)).collect();

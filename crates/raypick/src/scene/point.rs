@@ -470,10 +470,10 @@ impl Scene {
 
 /// Answers `points[i]` into `out[i]`, in chunks on all cores (feature `parallel`).
 fn for_each_point<T: Send>(points: &[Vec3], out: &mut [T], answer: impl Fn(Vec3) -> T + Sync) {
-    const CHUNK: usize = 1024;
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
+        const CHUNK: usize = 1024;
         out.par_chunks_mut(CHUNK)
             .zip(points.par_chunks(CHUNK))
             .for_each(|(out, points)| {

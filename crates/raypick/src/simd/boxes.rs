@@ -73,7 +73,22 @@ pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
     {
         sse::box4(bounds, ray, t_max)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::box4(bounds, ray, t_max)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(
+            target_arch = "wasm32",
+            target_feature = "simd128",
+            not(feature = "force-scalar")
+        )
+    )))]
     {
         box4_scalar(bounds, ray, t_max)
     }
@@ -87,7 +102,22 @@ pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
     {
         sse::box8(bounds, ray, t_max)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::box8(bounds, ray, t_max)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(
+            target_arch = "wasm32",
+            target_feature = "simd128",
+            not(feature = "force-scalar")
+        )
+    )))]
     {
         box_scalar(bounds, ray, t_max)
     }
@@ -294,6 +324,77 @@ mod sse {
             _mm_storeu_ps(t_near.as_mut_ptr(), near);
             _mm_movemask_ps(_mm_cmple_ps(near, far)) as u32
         }
+    }
+}
+
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    not(feature = "force-scalar")
+))]
+mod simd128 {
+    //! WebAssembly `simd128` versions (4 lanes). `simd128` is a compile-time feature of the module
+    //! (`-C target-feature=+simd128`): a module that has it runs only on engines that do, so there
+    //! is nothing to detect. `MINPS(a, b)` is `pmin(b, a)` and `MAXPS(a, b)` is `pmax(b, a)` (the
+    //! pseudo-min/max return their first operand unless the second is strictly smaller/larger),
+    //! so NaN operands resolve exactly as in the SSE versions and the scalar twin.
+    use core::arch::wasm32::*;
+
+    use super::{Box4Hits, BoxHits, BoxRay, FAR_PAD, LANES};
+
+    #[inline(always)]
+    pub fn box4(bounds: &[[f32; LANES]; 6], ray: &BoxRay, t_max: f32) -> Box4Hits {
+        let mut t_near = [0.0f32; LANES];
+        let mask = half(bounds, 0, ray, t_max, &mut t_near);
+        BoxHits { mask, t_near }
+    }
+
+    #[inline(always)]
+    pub fn box8(bounds: &[[f32; 8]; 6], ray: &BoxRay, t_max: f32) -> BoxHits<8> {
+        let mut t_near = [0.0f32; 8];
+        let (lo, hi) = t_near.split_at_mut(4);
+        let mask = half(bounds, 0, ray, t_max, lo) | half(bounds, 4, ray, t_max, hi) << 4;
+        BoxHits { mask, t_near }
+    }
+
+    /// Four lanes `first..first + 4` of a row.
+    #[inline(always)]
+    fn lanes4<const W: usize>(row: &[f32; W], first: usize) -> v128 {
+        f32x4(row[first], row[first + 1], row[first + 2], row[first + 3])
+    }
+
+    /// Lanes `first..first + 4` of rows of width `W`; writes their entry distances to `t_near`.
+    #[inline(always)]
+    fn half<const W: usize>(
+        bounds: &[[f32; W]; 6],
+        first: usize,
+        ray: &BoxRay,
+        t_max: f32,
+        t_near: &mut [f32],
+    ) -> u32 {
+        assert!(first + LANES <= W && t_near.len() == LANES);
+        let mut near = f32x4_splat(ray.t_min);
+        let mut far = f32x4_splat(f32::INFINITY);
+        for axis in 0..3 {
+            let o = f32x4_splat(ray.origin[axis]);
+            let inv = f32x4_splat(ray.inv_dir[axis]);
+            let near_plane = lanes4(&bounds[ray.near_row(axis)], first);
+            let far_plane = lanes4(&bounds[ray.far_row(axis)], first);
+            // max_ps(d, near) = pmax(near, d); min_ps(d, far) = pmin(far, d).
+            near = f32x4_pmax(near, f32x4_mul(f32x4_sub(near_plane, o), inv));
+            far = f32x4_pmin(far, f32x4_mul(f32x4_sub(far_plane, o), inv));
+        }
+        let padded = f32x4_add(far, f32x4_mul(f32x4_abs(far), f32x4_splat(FAR_PAD)));
+        // min_ps(t_max, padded) = pmin(padded, t_max): a NaN `padded` (from far = -∞) is the
+        // result, a miss.
+        let far = f32x4_pmin(padded, f32x4_splat(t_max));
+        t_near.copy_from_slice(&[
+            f32x4_extract_lane::<0>(near),
+            f32x4_extract_lane::<1>(near),
+            f32x4_extract_lane::<2>(near),
+            f32x4_extract_lane::<3>(near),
+        ]);
+        u32::from(i32x4_bitmask(f32x4_le(near, far)))
     }
 }
 

@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// The instruction sets the SIMD code is compiled for, in increasing order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Level {
-    /// The scalar twins only (`force-scalar`, or a target other than x86-64).
+    /// No run-time choice: the scalar twins (`force-scalar`, or a target other than x86-64), or,
+    /// in a WebAssembly module compiled with `simd128`, the 4-lane routines it was compiled with
+    /// (WebAssembly has no feature detection: a module runs whole or fails to compile).
     Scalar = 1,
     /// x86-64's baseline, SSE2.
     Sse2,
@@ -99,8 +101,8 @@ impl Isa {
 
     /// Whether the CPU has AVX (8-lane float operations).
     #[cfg_attr(
-        feature = "force-scalar",
-        allow(dead_code, reason = "the SIMD paths are compiled out")
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(dead_code, reason = "the x86 SIMD paths are compiled out")
     )]
     #[inline(always)]
     pub fn has_avx(self) -> bool {
@@ -109,8 +111,8 @@ impl Isa {
 
     /// Whether the CPU is x86-64-v3 (AVX2 and the rest of that level).
     #[cfg_attr(
-        feature = "force-scalar",
-        allow(dead_code, reason = "the SIMD paths are compiled out")
+        not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
+        allow(dead_code, reason = "the x86 SIMD paths are compiled out")
     )]
     #[inline(always)]
     pub fn has_x86_64_v3(self) -> bool {
@@ -220,7 +222,7 @@ pub fn prefetch_lines<const LINES: usize>(start: *const u8) {
 
 /// Most bytes [`prefetch`] asks for: a wide node, or two triangle blocks.
 #[cfg_attr(
-    feature = "force-scalar",
+    not(all(target_arch = "x86_64", not(feature = "force-scalar"))),
     allow(dead_code, reason = "prefetching is compiled out")
 )]
 pub const PREFETCH_MAX: usize = 320;

@@ -5,8 +5,16 @@
 //! each lane, so the SIMD version returns bit-identical results (Rust never fuses a multiply and an
 //! add on its own, and both versions avoid `mul_add`). Each file's tests compare the two on random
 //! and adversarial inputs (NaN, ±∞, signed zeros, magnitudes 1e-6..1e6). With the `force-scalar`
-//! feature, or on a target other than x86-64, the twins are the only code; CI runs the engine's
-//! unit, scene and BVH tests both ways. The crate's `unsafe` blocks are here, plus the BVH walk's
+//! feature, or on a target other than x86-64 and WebAssembly-with-`simd128`, the twins are the
+//! only code; CI runs the engine's unit, scene and BVH tests both ways.
+//!
+//! On `wasm32` compiled with `-C target-feature=+simd128` (the browser build, `raypick-wasm`), the
+//! slab tests (`box4`, `box8`) and the triangle tests (`tri4_candidates`, `tri_hits`,
+//! `tri_hits_rows`) run as 4-lane `core::arch::wasm32` code, in a `simd128` module beside each SSE
+//! one and with no `unsafe`; the other routines run their twins. WebAssembly's `pmin`/`pmax` are
+//! `MINPS`/`MAXPS` with the operands swapped, so NaNs resolve as on x86 and the answers are the
+//! twins' bit for bit. CI runs this module's tests compiled that way under Node's WASI
+//! (`scripts/wasm-simd-test.sh`). The crate's `unsafe` blocks are here, plus the BVH walk's
 //! unchecked node reads; each has its `// SAFETY:` comment.
 //!
 //! | file | what |

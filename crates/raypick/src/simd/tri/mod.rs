@@ -115,7 +115,22 @@ pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
     {
         sse::tri4_candidates(tris, ray)
     }
-    #[cfg(not(all(target_arch = "x86_64", not(feature = "force-scalar"))))]
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::tri4_candidates(tris, ray)
+    }
+    #[cfg(not(any(
+        all(target_arch = "x86_64", not(feature = "force-scalar")),
+        all(
+            target_arch = "wasm32",
+            target_feature = "simd128",
+            not(feature = "force-scalar")
+        )
+    )))]
     {
         tri4_candidates_scalar(tris, ray)
     }
@@ -272,10 +287,37 @@ pub fn tri_hits(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHit
         // SAFETY: the CPU has AVX, checked just above.
         return unsafe { avx::tri8_hits(a, b, lanes, ray, t_max) };
     }
-    tri_hits_scalar(blocks, lanes, ray, t_max)
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::tri_hits(blocks, lanes, ray, t_max)
+    }
+    #[cfg(not(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    )))]
+    {
+        tri_hits_scalar(blocks, lanes, ray, t_max)
+    }
 }
 
 /// Scalar twin (the spec) of [`tri_hits`]: per lane, the scalar kernel's steps up to its result.
+#[cfg_attr(
+    all(
+        not(test),
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
 #[inline(always)]
 pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
     let mut out = TriHits::NONE;
@@ -300,6 +342,18 @@ pub fn tri_hits_scalar(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) ->
 /// The watertight test of lane `k` from its vertices relative to the origin (in the order
 /// `[kx, ky, kz]`), into `out`: the per-lane body of both scalar twins, [`tri_hits_scalar`] and
 /// [`tri_hits_rows_scalar`].
+#[cfg_attr(
+    all(
+        not(test),
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
 #[inline(always)]
 fn lane_hit(out: &mut TriHits, k: usize, [pa, pb, pc]: [[f32; 3]; 3], ray: &HitRay, t_max: f32) {
     let sh = &ray.shear;
@@ -403,10 +457,37 @@ pub fn tri_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> Tr
         // SAFETY: the CPU has AVX, checked just above.
         return unsafe { avx::tri8_hits_rows(rows, lanes, ray, t_max) };
     }
-    tri_hits_rows_scalar(rows, lanes, ray, t_max)
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::tri_hits_rows(rows, lanes, ray, t_max)
+    }
+    #[cfg(not(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    )))]
+    {
+        tri_hits_rows_scalar(rows, lanes, ray, t_max)
+    }
 }
 
 /// Scalar twin of [`tri_hits_rows`].
+#[cfg_attr(
+    all(
+        not(test),
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ),
+    allow(
+        dead_code,
+        reason = "a scalar twin: the spec the tests check its SIMD versions against"
+    )
+)]
 #[inline(always)]
 pub fn tri_hits_rows_scalar(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
     let mut out = TriHits::NONE;
@@ -775,6 +856,204 @@ mod sse {
             let rejected = _mm_andnot_ps(is_zero, _mm_and_ps(neg, pos));
             !(_mm_movemask_ps(rejected) as u32) & 0xF
         }
+    }
+}
+
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    not(feature = "force-scalar")
+))]
+mod simd128 {
+    //! WebAssembly `simd128` versions, 4 lanes per pass (a compile-time feature of the module; see
+    //! the `simd128` module of `boxes`). The operations and their order are the AVX versions' and
+    //! the twin's; `MAXPS(a, b)` is `pmax(b, a)`.
+    use core::arch::wasm32::*;
+
+    use super::{HitRay, ShearRay, Tri4, TriHits, TriRows, LANES};
+    use crate::geom::triangle::gamma;
+
+    /// The four lanes of a row.
+    #[inline(always)]
+    fn load(row: &[f32]) -> v128 {
+        f32x4(row[0], row[1], row[2], row[3])
+    }
+
+    /// The four lanes of `v`.
+    #[inline(always)]
+    fn store(v: v128) -> [f32; 4] {
+        [
+            f32x4_extract_lane::<0>(v),
+            f32x4_extract_lane::<1>(v),
+            f32x4_extract_lane::<2>(v),
+            f32x4_extract_lane::<3>(v),
+        ]
+    }
+
+    /// Vertex `k` of the block relative to the origin, rows in the order `[kx, ky, kz]`.
+    #[inline(always)]
+    fn permuted(tris: &Tri4, k: usize, ray: &ShearRay) -> [v128; 3] {
+        ray.axes()
+            .map(|axis| f32x4_sub(load(&tris.v[k][axis]), f32x4_splat(ray.origin[axis])))
+    }
+
+    /// The three edge functions of the four lanes from their sheared coordinates.
+    #[inline(always)]
+    fn edges(sheared: [(v128, v128); 3]) -> [v128; 3] {
+        let [(ax, ay), (bx, by), (cx, cy)] = sheared;
+        [
+            f32x4_sub(f32x4_mul(cx, by), f32x4_mul(cy, bx)),
+            f32x4_sub(f32x4_mul(ax, cy), f32x4_mul(ay, cx)),
+            f32x4_sub(f32x4_mul(bx, ay), f32x4_mul(by, ax)),
+        ]
+    }
+
+    /// Sheared x and y of a vertex from its permuted rows: `p[kx] + sx·p[kz]`, `p[ky] + sy·p[kz]`.
+    #[inline(always)]
+    fn sheared(p: [v128; 3], ray: &ShearRay) -> (v128, v128) {
+        (
+            f32x4_add(p[0], f32x4_mul(f32x4_splat(ray.sx), p[2])),
+            f32x4_add(p[1], f32x4_mul(f32x4_splat(ray.sy), p[2])),
+        )
+    }
+
+    /// Lane masks of negative, positive and zero edge functions.
+    #[inline(always)]
+    fn signs([u, v, w]: [v128; 3]) -> (v128, v128, v128) {
+        let zero = f32x4_splat(0.0);
+        let any = |f: fn(v128, v128) -> v128| v128_or(v128_or(f(u, zero), f(v, zero)), f(w, zero));
+        (any(f32x4_lt), any(f32x4_gt), any(f32x4_eq))
+    }
+
+    pub fn tri4_candidates(tris: &Tri4, ray: &ShearRay) -> u32 {
+        let xy = |k| sheared(permuted(tris, k, ray), ray);
+        let (neg, pos, is_zero) = signs(edges([xy(0), xy(1), xy(2)]));
+        // Rejected: mixed signs and no zero.
+        let rejected = v128_andnot(v128_and(neg, pos), is_zero);
+        !u32::from(i32x4_bitmask(rejected)) & 0xF
+    }
+
+    /// [`super::tri_hits`]: one 4-lane pass per block.
+    #[inline(always)]
+    pub fn tri_hits(blocks: &[Tri4], lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+        let mut out = TriHits::NONE;
+        for (b, block) in blocks.iter().enumerate() {
+            let rows = [0, 1, 2].map(|k| permuted(block, k, &ray.shear));
+            hits4(&mut out, LANES * b, rows, lanes, ray, t_max);
+        }
+        out
+    }
+
+    /// [`super::tri_hits_rows`]: one 4-lane pass per half of the rows.
+    #[inline(always)]
+    pub fn tri_hits_rows(rows: &TriRows, lanes: u32, ray: &HitRay, t_max: f32) -> TriHits {
+        let mut out = TriHits::NONE;
+        for first in [0, LANES] {
+            let half = [0, 1, 2].map(|k| rows.p[k].map(|row| load(&row[first..first + LANES])));
+            hits4(&mut out, first, half, lanes, ray, t_max);
+        }
+        out
+    }
+
+    /// The watertight test of lanes `first..first + 4` from the three vertices' rows (relative
+    /// to the origin, in the order `[kx, ky, kz]`), into `out`: the AVX version's lane masks.
+    #[inline(always)]
+    fn hits4(
+        out: &mut TriHits,
+        first: usize,
+        [pa, pb, pc]: [[v128; 3]; 3],
+        lanes: u32,
+        ray: &HitRay,
+        t_max: f32,
+    ) {
+        let lanes = lanes >> first & 0xF;
+        if lanes == 0 {
+            return;
+        }
+        let sh = &ray.shear;
+        let ((ax, ay), (bx, by), (cx, cy)) = (sheared(pa, sh), sheared(pb, sh), sheared(pc, sh));
+        let [u, v, w] = edges([(ax, ay), (bx, by), (cx, cy)]);
+        let (neg, pos, is_zero) = signs([u, v, w]);
+        let rejected = if ray.cull_back {
+            neg
+        } else {
+            v128_and(neg, pos)
+        };
+        let open = v128_or(v128_not(rejected), is_zero);
+        if u32::from(i32x4_bitmask(open)) & lanes == 0 {
+            return;
+        }
+        let (mul, add) = (f32x4_mul, f32x4_add);
+        let det = add(add(u, v), w);
+        let sz = f32x4_splat(ray.sz);
+        let (az, bz, cz) = (mul(sz, pa[2]), mul(sz, pb[2]), mul(sz, pc[2]));
+        let t_scaled = add(add(mul(u, az), mul(v, bz)), mul(w, cz));
+        let rcp = f32x4_div(f32x4_splat(1.0), det);
+        // |x| < ∞, false for NaN: `f32::is_finite`.
+        let finite = |x| f32x4_lt(f32x4_abs(x), f32x4_splat(f32::INFINITY));
+        let t = mul(t_scaled, rcp);
+        // `t_error_scaled`, its operations in its order; MAXPS(MAXPS(|a|, |b|), |c|).
+        let max3 = |a, b, c| f32x4_pmax(f32x4_abs(c), f32x4_pmax(f32x4_abs(b), f32x4_abs(a)));
+        let (max_x, max_y) = (max3(ax, bx, cx), max3(ay, by, cy));
+        let max_p = max3(pa[2], pb[2], pc[2]);
+        let (max_z, max_e) = (max3(az, bz, cz), max3(u, v, w));
+        let splat_gamma = |n| f32x4_splat(gamma(n));
+        let delta_z = mul(splat_gamma(3.0), max_z);
+        let delta_x = mul(
+            splat_gamma(5.0),
+            add(max_x, mul(f32x4_splat(sh.sx.abs()), max_p)),
+        );
+        let delta_y = mul(
+            splat_gamma(5.0),
+            add(max_y, mul(f32x4_splat(sh.sy.abs()), max_p)),
+        );
+        let delta_e = mul(
+            f32x4_splat(2.0),
+            add(
+                add(
+                    mul(mul(splat_gamma(2.0), max_x), max_y),
+                    mul(delta_y, max_x),
+                ),
+                mul(delta_x, max_y),
+            ),
+        );
+        let err_scaled = mul(
+            f32x4_splat(3.0),
+            add(
+                add(
+                    mul(mul(splat_gamma(3.0), max_e), max_z),
+                    mul(delta_e, max_z),
+                ),
+                mul(delta_z, max_e),
+            ),
+        );
+        let err = mul(err_scaled, f32x4_abs(rcp));
+        // Next to a ray's origin the scalar kernel decides in f64: undecided, not hits.
+        let below_t_max = v128_and(f32x4_le(t, f32x4_splat(t_max)), finite(t));
+        let near_origin = if ray.t_min >= 0.0 {
+            v128_and(f32x4_le(f32x4_abs(t), err), below_t_max)
+        } else {
+            f32x4_splat(0.0)
+        };
+        let in_range = v128_andnot(
+            v128_and(f32x4_ge(t, f32x4_splat(ray.t_min)), below_t_max),
+            near_origin,
+        );
+        // Lanes that reach the reciprocal: no zero edge function, not rejected, det != 0.
+        let zero = f32x4_splat(0.0);
+        let reached = v128_not(v128_or(v128_or(is_zero, rejected), f32x4_eq(det, zero)));
+        let rcp_finite = finite(rcp);
+        let undecided = v128_or(
+            v128_or(is_zero, v128_andnot(reached, rcp_finite)),
+            v128_and(v128_and(reached, rcp_finite), near_origin),
+        );
+        let hit = v128_and(v128_and(reached, rcp_finite), in_range);
+        out.hit |= (u32::from(i32x4_bitmask(hit)) & lanes) << first;
+        out.undecided |= (u32::from(i32x4_bitmask(undecided)) & lanes) << first;
+        let span = first..first + LANES;
+        out.t[span.clone()].copy_from_slice(&store(v128_and(hit, t)));
+        out.u[span.clone()].copy_from_slice(&store(v128_and(hit, mul(v, rcp))));
+        out.v[span].copy_from_slice(&store(v128_and(hit, mul(w, rcp))));
     }
 }
 
