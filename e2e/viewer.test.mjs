@@ -1,6 +1,7 @@
-// End-to-end test of `raypick serve` in headless Chromium (Debian's /usr/bin/chromium driven by
-// playwright-core): a click picks the same triangle as `raypick pick` for the same camera and pixel,
-// the picked triangle is highlighted under the cursor, and a drag changes the view.
+// End-to-end test of `raypick serve`'s ray-cast view (the server's frames and picks) in headless
+// Chromium (Debian's /usr/bin/chromium driven by playwright-core): a click picks the same triangle
+// as `raypick pick` for the same camera and pixel, the picked triangle is highlighted under the
+// cursor, and a drag changes the view. The WebGL view is webgl.test.mjs's.
 //
 // Binary: $RAYPICK_BIN, else target/release/raypick, else target/debug/raypick.
 // Screenshot: target/e2e/screenshot.png.
@@ -75,7 +76,7 @@ const pixelAt = (x, y) => page.$eval('#view', (c, [x, y]) =>
 const canvasData = () => page.$eval('#view', (c) => c.toDataURL('image/png'));
 
 test('click picks the CLI triangle, highlights it, and a drag turns the view', { timeout: 120_000 }, async () => {
-  const response = await page.goto(`${baseUrl}?w=${W}&h=${H}`);
+  const response = await page.goto(`${baseUrl}?w=${W}&h=${H}&mode=headlight`);
   const headers = response.headers();
   assert.match(headers['content-security-policy'] || '', /frame-ancestors 'none'/);
   assert.equal(headers['x-content-type-options'], 'nosniff');

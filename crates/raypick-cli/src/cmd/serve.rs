@@ -1,15 +1,22 @@
 //! `raypick serve`: interactive picking in the browser.
 //!
-//! A small stateless HTTP server (axum on tokio) and one embedded page. raypick renders every frame
-//! itself (server-side ray casting to PNG), so the page needs no WebGL. The camera lives in the page:
-//! an orbit (`target`, `yaw`, `pitch`, `distance`), a vertical field of view and an image size, sent
-//! as query parameters of `/render` and `/api/pick`. The server turns them into the same camera as
+//! A small stateless HTTP server (axum on tokio) and one embedded page. The page draws the model
+//! with three.js (WebGL) at the display's frame rate and picks in the page: it loads the scene's
+//! `.rpk` bytes (`/api/scene.rpk`, the scene exactly as the server holds it, BVHs included) into
+//! raypick's WebAssembly build and casts there on every click and on hover, with no round trip.
+//! The server's own ray-cast frames (headlight, shaded, normal, depth, prim-id, PNG from
+//! `/render`) remain a view mode, and `/api/pick` picks on the server.
+//!
+//! The camera lives in the page: an orbit (`target`, `yaw`, `pitch`, `distance`), a vertical field
+//! of view and an image size, sent as query parameters of `/render` and `/api/pick` and handed to
+//! the WebAssembly camera in the page. Both turn them into the same camera as
 //! `raypick pick --camera EYE,TARGET,0,1,0,FOV --size WxH` (the eye is [`Orbit::eye`]), so a pick in
-//! the page can be checked against the CLI and the library.
+//! the page can be checked against the CLI and the library, bit for bit.
 //!
 //! Routes: `/` (the page), `/app.js`, `/style.css`, `/api/scene` (model summary and initial view),
-//! `/render` (PNG), `/api/pick` (JSON; `/pick` is an alias). Nothing else is served: no route maps
-//! a URL to a file path.
+//! `/api/scene.rpk` (the scene file), `/render` (PNG), `/api/pick` (JSON; `/pick` is an alias), and
+//! below `/web/` the fixed set of three.js and raypick-wasm files read at start ([`web`]). No
+//! route maps a URL to a file path.
 //!
 //! Bounds, so that one client cannot exhaust the machine: images at most [`MAX_SIZE`]² pixels; at
 //! most [`MAX_RENDERS`] renders at a time, each on a blocking thread (`spawn_blocking`), at most
@@ -52,6 +59,7 @@ use tokio::sync::Semaphore;
 mod conns;
 mod frame;
 mod guard;
+mod web;
 
 /// Largest image width and height served, pixels (a 2048² RGB frame is 12 MiB in memory).
 pub const MAX_SIZE: u32 = 2048;
@@ -85,6 +93,11 @@ pub struct ServeArgs {
     /// `localhost` or this address are answered; a wider address answers to any host name.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
+    /// Folder of the in-page viewer's files (three.js from npm, the raypick WebAssembly package);
+    /// default: `$RAYPICK_WEB`, else the repository's `web/`. Without them the page shows the
+    /// server's ray-cast frames only.
+    #[arg(long, value_name = "DIR")]
+    web: Option<PathBuf>,
     #[command(flatten)]
     load: LoadArgs,
 }
@@ -95,6 +108,9 @@ struct AppState {
     framing: Framing,
     renders: Arc<Semaphore>,
     queued: AtomicUsize,
+    /// The scene as a scene file, for the page's WebAssembly build.
+    scene_file: Vec<u8>,
+    web: web::WebAssets,
 }
 
 /// Loads the model and serves it until interrupted.
@@ -110,7 +126,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
         },
     );
+    let web = web::WebAssets::load(&web::WebAssets::folder(args.web.as_deref()));
+    if !web.complete() {
+        eprintln!(
+            "raypick serve: the in-page viewer's files are missing (run scripts/build-wasm.sh); \
+             serving ray-cast frames only:\n  {}",
+            web.missing.join("\n  ")
+        );
+    }
     let state = Arc::new(AppState {
+        scene_file: model.scene.to_bytes(),
+        web,
         model,
         label,
         framing: framing_of(args.model.as_deref()),
@@ -163,6 +189,8 @@ fn router(state: Arc<AppState>) -> Router {
             get(|| async { asset("text/css; charset=utf-8", STYLE_CSS) }),
         )
         .route("/api/scene", get(scene_info))
+        .route("/api/scene.rpk", get(scene_file))
+        .route("/web/{*path}", get(web_file))
         .route("/render", get(render_frame))
         .route("/api/pick", get(pick))
         .route("/pick", get(pick))
@@ -506,6 +534,33 @@ fn initial_orbit(state: &AppState) -> Orbit {
     orbit
 }
 
+/// The scene as a scene file: what the page loads into its WebAssembly build.
+async fn scene_file(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/octet-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        state.scene_file.clone(),
+    )
+        .into_response()
+}
+
+/// One of the viewer's files read at start ([`web::WebAssets`]); 404 for any other path.
+async fn web_file(State(state): State<Arc<AppState>>, uri: axum::http::Uri) -> Response {
+    match state.web.get(uri.path()) {
+        Some((content_type, bytes)) => (
+            [
+                (header::CONTENT_TYPE, content_type),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            bytes.to_vec(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+    }
+}
+
 async fn scene_info(State(state): State<Arc<AppState>>) -> Response {
     let scene = &state.model.scene;
     let b = scene.bounds();
@@ -525,6 +580,7 @@ async fn scene_info(State(state): State<Arc<AppState>>) -> Response {
         },
         "limits": { "max_size": MAX_SIZE, "pitch": PITCH_LIMIT },
         "modes": MODES,
+        "webgl": { "ready": state.web.complete(), "missing": state.web.missing },
     });
     axum::Json(body).into_response()
 }

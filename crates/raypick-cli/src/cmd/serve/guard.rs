@@ -17,8 +17,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// The Content-Security-Policy of every response: the page's own script, style sheet, images and
-/// requests (`'self'`; it has no inline script or style), nothing else, and never in a frame.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+/// requests (`'self'`; it has no inline script or style), the compilation of its own WebAssembly
+/// module (`'wasm-unsafe-eval'`, which allows `WebAssembly.instantiate` and nothing of `eval`),
+/// nothing else, and never in a frame.
+pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self'; \
                        connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// Headers set on every response.
