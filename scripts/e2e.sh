@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Browser end-to-end test of `raypick serve`: headless Chromium (Debian's `chromium` package, never
 # a browser downloaded by a tool) driven by playwright-core from npm. Installs what is missing
-# (as root, or through sudo), builds the binary, runs e2e/viewer.test.mjs with node's test runner.
-# Screenshot: target/e2e/screenshot.png. RAYPICK_BIN=path overrides the binary under test.
+# (as root, or through sudo), builds the binary and the WebAssembly package, runs
+# e2e/viewer.test.mjs (the ray-cast view) and e2e/webgl.test.mjs (the three.js view, picking in
+# the page) with node's test runner. Screenshots: target/e2e/. RAYPICK_BIN=path overrides the
+# binary under test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +31,13 @@ if [ ! -f e2e/node_modules/playwright-core/package.json ]; then
   (cd e2e && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
 fi
 
+if [ ! -f web/node_modules/three/package.json ]; then
+  echo "e2e: npm ci in web/ (three.js for the in-page viewer)"
+  (cd web && npm ci --no-audit --no-fund --silent)
+fi
+# The in-page viewer's WebAssembly build (web/raypick/raypick.wasm).
+bash scripts/build-wasm.sh
+
 if [ -z "${RAYPICK_BIN:-}" ]; then
   cargo build -q -p raypick-cli --bin raypick
   RAYPICK_BIN="$(cargo metadata --format-version 1 --no-deps |
@@ -36,4 +45,4 @@ if [ -z "${RAYPICK_BIN:-}" ]; then
 fi
 export RAYPICK_BIN
 echo "e2e: testing $RAYPICK_BIN"
-timeout 300 node --test e2e/viewer.test.mjs
+timeout 600 node --test --test-concurrency=1 e2e/viewer.test.mjs e2e/webgl.test.mjs

@@ -93,7 +93,7 @@ function move(along, amount) {
 // The WebGL view: three.js draws the scene file's own triangles; raypick-wasm picks.
 let THREE = null;
 let rp = null;        // the raypick package (web/raypick)
-let gl = null;        // { renderer, scene, camera, meshes: Map(key → mesh), tri, hoverTri }
+let gl = null;        // { renderer, scene, camera, meshes: Map(key → three.js object), tri, hoverTri }
 let rpScene = null;   // the scene in raypick-wasm
 let glFrames = 0;
 let glDirty = true;
@@ -116,23 +116,43 @@ async function startWebGL() {
   headlight.position.set(0.2, 0.4, 1);
   camera.add(headlight);
   camera.add(headlight.target);
-  const meshes = new Map();
-  for (const part of rpScene.renderMeshes()) {
+  // Every placed mesh and sphere set of the scene file, drawn where the picks find them: one
+  // three.js object per item, keyed by what a hit on it reports (geometry and instance path).
+  const draw = rpScene.renderData();
+  const geometries = draw.meshes.map(({ positions, indices }) => {
     const g = new THREE.BufferGeometry();
-    g.setAttribute('position', new THREE.BufferAttribute(part.positions, 3));
-    g.setIndex(new THREE.BufferAttribute(part.indices, 1));
+    g.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+    g.setIndex(new THREE.BufferAttribute(indices, 1));
     g.computeVertexNormals();
+    return g;
+  });
+  const ball = new THREE.IcosahedronGeometry(1, 3);
+  const meshes = new Map();
+  for (const item of draw.items) {
     const material = new THREE.MeshLambertMaterial({
-      color: 0xc8c8c8, side: THREE.DoubleSide, flatShading: true,
+      color: 0xc8c8c8, side: THREE.DoubleSide, flatShading: item.kind === 'mesh',
       polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1,
     });
-    const mesh = new THREE.Mesh(g, material);
-    mesh.matrixAutoUpdate = false;
-    mesh.matrix.fromArray(part.worldFromObject);
-    mesh.matrixWorldNeedsUpdate = true;
-    mesh.userData = { geometry: part.geometry, instance: part.instance };
-    scene.add(mesh);
-    meshes.set(meshKey(part.geometry, part.instance), mesh);
+    let object;
+    if (item.kind === 'mesh') {
+      object = new THREE.Mesh(geometries[item.data], material);
+    } else {
+      const spheres = draw.sphereSets[item.data].spheres;
+      const n = spheres.length / 4;
+      object = new THREE.InstancedMesh(ball, material, n);
+      const m = new THREE.Matrix4();
+      for (let i = 0; i < n; i++) {
+        const r = spheres[4 * i + 3];
+        object.setMatrixAt(i, m.makeScale(r, r, r).setPosition(spheres[4 * i], spheres[4 * i + 1], spheres[4 * i + 2]));
+      }
+    }
+    object.matrixAutoUpdate = false;
+    object.matrix.fromArray(item.matrix);
+    object.matrixWorldNeedsUpdate = true;
+    object.frustumCulled = false;
+    object.userData = { kind: item.kind };
+    scene.add(object);
+    meshes.set(meshKey(item.geom, item.path), object);
   }
   const triangle = (color) => {
     const g = new THREE.BufferGeometry();
@@ -147,7 +167,8 @@ async function startWebGL() {
   requestAnimationFrame(frame);
 }
 
-const meshKey = (geometry, instance) => `${geometry}/${instance === null || instance === undefined ? '-' : instance}`;
+const meshKey = (geom, path) => `${geom}/${path.join('.')}`;
+const hitKey = (hit) => meshKey(hit.geom, hit.instancePath);
 
 let lastTime = performance.now();
 function frame(now) {
@@ -184,8 +205,8 @@ function drawGL() {
 
 // The triangle `prim` of the hit's mesh, in world space, into the highlight mesh `tri`.
 function placeTriangle(tri, hit) {
-  const mesh = hit && gl.meshes.get(meshKey(hit.geometry, hit.instance));
-  if (!mesh) {
+  const mesh = hit && gl.meshes.get(hitKey(hit));
+  if (!mesh || mesh.userData.kind !== 'mesh') {
     tri.visible = false;
     return;
   }
@@ -207,7 +228,7 @@ function tint(hits) {
   for (const m of tinted) m.material.emissive.setHex(0x000000);
   tinted = [];
   for (const [hit, color] of hits) {
-    const mesh = hit && gl.meshes.get(meshKey(hit.geometry, hit.instance));
+    const mesh = hit && gl.meshes.get(hitKey(hit));
     if (mesh && !tinted.includes(mesh)) {
       mesh.material.emissive.setHex(color);
       tinted.push(mesh);
@@ -215,12 +236,24 @@ function tint(hits) {
   }
 }
 
-// A pick in the page: raypick-wasm's camera from the same explicit camera as the CLI's.
+// A pick in the page: raypick-wasm's camera made as `raypick pick --camera` makes it, from the
+// same explicit camera, and the engine's pick. The hit in the panel's terms (geometry, instance,
+// triangle) beside the package's own fields.
 function pickInPage(x, y) {
   const spec = cameraSpec();
   const t0 = performance.now();
-  const hit = rpScene.pickLookAt(spec.eye, spec.target, spec.up, spec.fov, spec.size[0], spec.size[1], x, y);
-  return { hit, camera: spec, us: (performance.now() - t0) * 1000 };
+  const camera = rp.Camera.forScene(rpScene, {
+    eye: spec.eye, target: spec.target, up: spec.up, fovDeg: spec.fov,
+    width: spec.size[0], height: spec.size[1],
+  });
+  const r = rpScene.pick(camera, x, y);
+  camera.dispose();
+  const us = (performance.now() - t0) * 1000;
+  const hit = r && {
+    geometry: r.geom, instance: r.instance, triangle: r.prim, t: r.t, u: r.u, v: r.v,
+    point: r.point, normal: r.normal, geom: r.geom, instancePath: r.instancePath,
+  };
+  return { hit, camera: spec, us };
 }
 
 let selected = null;
@@ -230,7 +263,7 @@ function hoverPick() {
   const [x, y] = hoverAt;
   hoverAt = null;
   const { hit } = pickInPage(x, y);
-  const same = (a, b) => (a && b ? a.geometry === b.geometry && a.instance === b.instance && a.triangle === b.triangle : a === b);
+  const same = (a, b) => (a && b ? hitKey(a) === hitKey(b) && a.triangle === b.triangle : a === b);
   if (same(hit, hovered)) return;
   hovered = hit;
   placeTriangle(gl.hoverTri, hit);
@@ -426,7 +459,15 @@ function showPick(x, y, h, us) {
 }
 
 // The last in-page pick, for tests and the console: pixel, camera and answer.
-window.raypickViewer = { lastPick: null, pick: (x, y) => pickInPage(x, y) };
+window.raypickViewer = {
+  lastPick: null,
+  pick: (x, y) => pickInPage(x, y),
+  state: () => ({
+    keys: gl ? [...gl.meshes.keys()] : [],
+    hovered: hovered && hitKey(hovered),
+    highlight: gl ? [gl.hoverTri.visible, gl.tri.visible] : [],
+  }),
+};
 
 function pickWebGL(x, y) {
   const { hit, camera, us } = pickInPage(x, y);

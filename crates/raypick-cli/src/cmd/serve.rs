@@ -188,6 +188,8 @@ fn router(state: Arc<AppState>) -> Router {
             "/style.css",
             get(|| async { asset("text/css; charset=utf-8", STYLE_CSS) }),
         )
+        // Browsers ask for an icon whatever the page says; none, without a 404 in the console.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/api/scene", get(scene_info))
         .route("/api/scene.rpk", get(scene_file))
         .route("/web/{*path}", get(web_file))
