@@ -332,7 +332,7 @@ mod sse {
     target_feature = "simd128",
     not(feature = "force-scalar")
 ))]
-mod simd128 {
+pub(super) mod simd128 {
     //! WebAssembly `simd128` versions (4 lanes). `simd128` is a compile-time feature of the module
     //! (`-C target-feature=+simd128`): a module that has it runs only on engines that do, so there
     //! is nothing to detect. `MINPS(a, b)` is `pmin(b, a)` and `MAXPS(a, b)` is `pmax(b, a)` (the
@@ -384,6 +384,18 @@ mod simd128 {
             near = f32x4_pmax(near, f32x4_mul(f32x4_sub(near_plane, o), inv));
             far = f32x4_pmin(far, f32x4_mul(f32x4_sub(far_plane, o), inv));
         }
+        slab_hits4(near, far, t_max, t_near)
+    }
+
+    /// The end of every 4-lane slab test: the far distance padded by [`FAR_PAD`] and clipped to
+    /// `t_max`, a lane hit when `near <= far`; writes the entry distances to `t_near`.
+    #[inline(always)]
+    pub(in crate::simd) fn slab_hits4(
+        near: v128,
+        far: v128,
+        t_max: f32,
+        t_near: &mut [f32],
+    ) -> u32 {
         let padded = f32x4_add(far, f32x4_mul(f32x4_abs(far), f32x4_splat(FAR_PAD)));
         // min_ps(t_max, padded) = pmin(padded, t_max): a NaN `padded` (from far = -∞) is the
         // result, a miss.

@@ -9,7 +9,7 @@
 //! only code; CI runs the engine's unit, scene and BVH tests both ways.
 //!
 //! On `wasm32` compiled with `-C target-feature=+simd128` (the browser build, `raypick-wasm`), the
-//! slab tests (`box4`, `box8`) and the triangle tests (`tri4_candidates`, `tri_hits`,
+//! slab tests (`box4`, `box8`, the packet test `packet_box8_on`) and the triangle tests (`tri4_candidates`, `tri_hits`,
 //! `tri_hits_rows`) run as 4-lane `core::arch::wasm32` code, in a `simd128` module beside each SSE
 //! one and with no `unsafe`; the other routines run their twins. WebAssembly's `pmin`/`pmax` are
 //! `MINPS`/`MAXPS` with the operands swapped, so NaNs resolve as on x86 and the answers are the

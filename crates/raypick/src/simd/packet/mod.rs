@@ -336,7 +336,76 @@ pub fn packet_box8_on(
         return unsafe { packet_box8_avx(bounds, ray, t_max) };
     }
     let _ = isa;
-    packet_box_scalar(bounds, ray, t_max)
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    ))]
+    {
+        simd128::packet_box8(bounds, ray, t_max)
+    }
+    #[cfg(not(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(feature = "force-scalar")
+    )))]
+    {
+        packet_box_scalar(bounds, ray, t_max)
+    }
+}
+
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    not(feature = "force-scalar")
+))]
+mod simd128 {
+    //! The WebAssembly `simd128` packet box test: two 4-lane halves, the twin's operations in its
+    //! order (`MINPS(a, b)` is `pmin(b, a)`, `MAXPS(a, b)` is `pmax(b, a)`; see `boxes`).
+    use core::arch::wasm32::*;
+
+    use super::super::boxes::simd128::slab_hits4;
+    use super::PacketBoxRay;
+    use crate::simd::BoxHits;
+
+    #[inline(always)]
+    pub fn packet_box8(bounds: &[[f32; 8]; 6], ray: &PacketBoxRay, t_max: f32) -> BoxHits<8> {
+        let mut t_near = [0.0f32; 8];
+        let mut mask = 0;
+        for (half, out) in t_near.chunks_exact_mut(4).enumerate() {
+            let first = 4 * half;
+            let load =
+                |row: &[f32; 8]| f32x4(row[first], row[first + 1], row[first + 2], row[first + 3]);
+            let mut near = f32x4_splat(ray.t_min);
+            let mut far = f32x4_splat(f32::INFINITY);
+            for axis in 0..3 {
+                let (o_lo, o_hi) = (
+                    f32x4_splat(ray.origin_lo[axis]),
+                    f32x4_splat(ray.origin_hi[axis]),
+                );
+                let (inv_lo, inv_hi) =
+                    (f32x4_splat(ray.inv_lo[axis]), f32x4_splat(ray.inv_hi[axis]));
+                let corners = |plane: v128| {
+                    let (lo, hi) = (f32x4_sub(plane, o_hi), f32x4_sub(plane, o_lo));
+                    [
+                        f32x4_mul(lo, inv_lo),
+                        f32x4_mul(lo, inv_hi),
+                        f32x4_mul(hi, inv_lo),
+                        f32x4_mul(hi, inv_hi),
+                    ]
+                };
+                // min_ps(min_ps(a, b), min_ps(c, d)), and the same with max_ps.
+                let [a, b, c, d] = corners(load(&bounds[2 * axis + (ray.near_row[axis] & 1)]));
+                let tn = f32x4_pmin(f32x4_pmin(d, c), f32x4_pmin(b, a));
+                let [a, b, c, d] = corners(load(&bounds[2 * axis + (ray.far_row[axis] & 1)]));
+                let tf = f32x4_pmax(f32x4_pmax(d, c), f32x4_pmax(b, a));
+                near = f32x4_pmax(near, tn);
+                far = f32x4_pmin(far, tf);
+            }
+            mask |= slab_hits4(near, far, t_max, out) << first;
+        }
+        BoxHits { mask, t_near }
+    }
 }
 
 /// [`packet_box8_on`] with 8-lane AVX instructions.
