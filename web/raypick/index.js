@@ -244,6 +244,7 @@ const SIDE = { both: 0, front: 1, back: 2 };
 const CONVENTION = { opengl: 0, gl: 0, webgl: 0, direct3d: 1, d3d: 1, wgpu: 1, webgpu: 1, metal: 1, vulkan: 2 };
 const PIXEL_ORIGIN = { 'top-left': 0, 'bottom-left': 1 };
 const PROJECTION = { perspective: 0, orthographic: 1 };
+const EDGES = { 'half-open': 0, closed: 1 };
 const INSIDE = { parity: 0, winding: 1, 'winding-number': 1 };
 
 /** The query options as the ABI's `t_min, t_max, mask, cull` (the ranges go in a buffer). */
@@ -459,9 +460,16 @@ export class Scene {
     return this.#ray('rp_scene_occluded', origin, dir, options) === 1;
   }
 
-  /** Every hit along the ray, sorted by t (half-open edges: a shared edge is crossed once). */
+  /**
+   * Every hit along the ray, sorted by t. `edges: 'half-open'` (the default) reports a crossing
+   * of an edge or vertex shared by triangles once, so a ray crosses a closed surface an even
+   * number of times from outside; `edges: 'closed'` reports it on every triangle that has the
+   * point, as three.js's raycaster does (one closest-hit walk per hit).
+   */
   intersectAll(origin, dir, options) {
-    return readHits(this.#ray('rp_scene_intersect_all', origin, dir, options));
+    const edges = choice(options?.edges ?? 'half-open', 'edges', EDGES);
+    const name = edges === 0 ? 'rp_scene_intersect_all' : 'rp_scene_intersect_all_closed';
+    return readHits(this.#ray(name, origin, dir, options));
   }
 
   /** The number of hits `intersectAll` would give (odd from inside a closed mesh). */
