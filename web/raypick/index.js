@@ -22,6 +22,8 @@ const ERROR_KINDS = ['none', 'argument', 'handle', 'build', 'scene-file', 'camer
 
 /** @type {any} */
 let wasm = null;
+/** The load in progress, if any. */
+let loading = null;
 
 /**
  * The error every raypick call throws for bad input: `kind` is `'argument'`, `'handle'` (a
@@ -72,15 +74,21 @@ function adopt(instance) {
  * else; later calls return at once.
  * @param {ArrayBuffer | ArrayBufferView | URL | string | Response | WebAssembly.Module} [source]
  */
-export async function init(source) {
-  if (wasm) return;
-  source = await (source ?? new URL('./raypick.wasm', import.meta.url));
-  if (source instanceof WebAssembly.Module) {
-    adopt(await WebAssembly.instantiate(source, {}));
-  } else {
-    const { instance } = await WebAssembly.instantiate(await bytesOf(source), {});
-    adopt(instance);
-  }
+export function init(source) {
+  if (wasm) return Promise.resolve();
+  // Concurrent calls share one instance: objects made through one module mean nothing to another.
+  loading ??= (async () => {
+    const src = await (source ?? new URL('./raypick.wasm', import.meta.url));
+    if (src instanceof WebAssembly.Module) {
+      adopt(await WebAssembly.instantiate(src, {}));
+    } else {
+      const { instance } = await WebAssembly.instantiate(await bytesOf(src), {});
+      adopt(instance);
+    }
+  })().finally(() => {
+    loading = null;
+  });
+  return loading;
 }
 
 /**
@@ -491,12 +499,12 @@ export class Scene {
       const ou = made(wasm.rp_u32_alloc(3 * n));
       try {
         const hits = check(wasm.rp_scene_cast(this.#h.handle, hr, ...q, hg, of, ou));
-        const f = view(kinds.f32, of);
+        const f = view(kinds.f32, of).slice();
         const ids = new Int32Array(view(kinds.u32, ou).slice().buffer);
         return {
-          t: f.slice(0, n),
-          u: f.slice(n, 2 * n),
-          v: f.slice(2 * n, 3 * n),
+          t: f.subarray(0, n),
+          u: f.subarray(n, 2 * n),
+          v: f.subarray(2 * n, 3 * n),
           geom: ids.subarray(0, n),
           prim: ids.subarray(n, 2 * n),
           instance: ids.subarray(2 * n, 3 * n),
