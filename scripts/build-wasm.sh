@@ -17,7 +17,7 @@ fi
 RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" \
     cargo build -p raypick-wasm --target "$target" --profile wasm
 
-cp "target/$target/wasm/raypick_wasm.wasm" web/raypick/raypick.wasm
+cp "${CARGO_TARGET_DIR:-target}/$target/wasm/raypick_wasm.wasm" web/raypick/raypick.wasm
 bytes=$(wc -c < web/raypick/raypick.wasm)
 gz=$(gzip -9 -c web/raypick/raypick.wasm | wc -c)
 echo "web/raypick/raypick.wasm: $bytes bytes ($gz gzipped)"

@@ -22,6 +22,8 @@ const ERROR_KINDS = ['none', 'argument', 'handle', 'build', 'scene-file', 'camer
 
 /** @type {any} */
 let wasm = null;
+/** The load in progress, if any. */
+let loading = null;
 
 /**
  * The error every raypick call throws for bad input: `kind` is `'argument'`, `'handle'` (a
@@ -72,15 +74,21 @@ function adopt(instance) {
  * else; later calls return at once.
  * @param {ArrayBuffer | ArrayBufferView | URL | string | Response | WebAssembly.Module} [source]
  */
-export async function init(source) {
-  if (wasm) return;
-  source = await (source ?? new URL('./raypick.wasm', import.meta.url));
-  if (source instanceof WebAssembly.Module) {
-    adopt(await WebAssembly.instantiate(source, {}));
-  } else {
-    const { instance } = await WebAssembly.instantiate(await bytesOf(source), {});
-    adopt(instance);
-  }
+export function init(source) {
+  if (wasm) return Promise.resolve();
+  // Concurrent calls share one instance: objects made through one module mean nothing to another.
+  loading ??= (async () => {
+    const src = await (source ?? new URL('./raypick.wasm', import.meta.url));
+    if (src instanceof WebAssembly.Module) {
+      adopt(await WebAssembly.instantiate(src, {}));
+    } else {
+      const { instance } = await WebAssembly.instantiate(await bytesOf(src), {});
+      adopt(instance);
+    }
+  })().finally(() => {
+    loading = null;
+  });
+  return loading;
 }
 
 /**
@@ -244,6 +252,7 @@ const SIDE = { both: 0, front: 1, back: 2 };
 const CONVENTION = { opengl: 0, gl: 0, webgl: 0, direct3d: 1, d3d: 1, wgpu: 1, webgpu: 1, metal: 1, vulkan: 2 };
 const PIXEL_ORIGIN = { 'top-left': 0, 'bottom-left': 1 };
 const PROJECTION = { perspective: 0, orthographic: 1 };
+const EDGES = { 'half-open': 0, closed: 1 };
 const INSIDE = { parity: 0, winding: 1, 'winding-number': 1 };
 
 /** The query options as the ABI's `t_min, t_max, mask, cull` (the ranges go in a buffer). */
@@ -459,9 +468,16 @@ export class Scene {
     return this.#ray('rp_scene_occluded', origin, dir, options) === 1;
   }
 
-  /** Every hit along the ray, sorted by t (half-open edges: a shared edge is crossed once). */
+  /**
+   * Every hit along the ray, sorted by t. `edges: 'half-open'` (the default) reports a crossing
+   * of an edge or vertex shared by triangles once, so a ray crosses a closed surface an even
+   * number of times from outside; `edges: 'closed'` reports it on every triangle that has the
+   * point, as three.js's raycaster does (one closest-hit walk per hit).
+   */
   intersectAll(origin, dir, options) {
-    return readHits(this.#ray('rp_scene_intersect_all', origin, dir, options));
+    const edges = choice(options?.edges ?? 'half-open', 'edges', EDGES);
+    const name = edges === 0 ? 'rp_scene_intersect_all' : 'rp_scene_intersect_all_closed';
+    return readHits(this.#ray(name, origin, dir, options));
   }
 
   /** The number of hits `intersectAll` would give (odd from inside a closed mesh). */
@@ -483,12 +499,12 @@ export class Scene {
       const ou = made(wasm.rp_u32_alloc(3 * n));
       try {
         const hits = check(wasm.rp_scene_cast(this.#h.handle, hr, ...q, hg, of, ou));
-        const f = view(kinds.f32, of);
+        const f = view(kinds.f32, of).slice();
         const ids = new Int32Array(view(kinds.u32, ou).slice().buffer);
         return {
-          t: f.slice(0, n),
-          u: f.slice(n, 2 * n),
-          v: f.slice(2 * n, 3 * n),
+          t: f.subarray(0, n),
+          u: f.subarray(n, 2 * n),
+          v: f.subarray(2 * n, 3 * n),
           geom: ids.subarray(0, n),
           prim: ids.subarray(n, 2 * n),
           instance: ids.subarray(2 * n, 3 * n),

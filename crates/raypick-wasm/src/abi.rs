@@ -134,6 +134,13 @@ exports! {
     ) -> i32 => query::intersect_all(
         scene, Vec3::new(ox, oy, oz), Vec3::new(dx, dy, dz), (t_min, t_max, mask, cull, ranges),
     );
+    /// Every hit with closed edges (three.js's rule), sorted by `t`: their number, the records.
+    fn rp_scene_intersect_all_closed(
+        scene: u32, ox: f32, oy: f32, oz: f32, dx: f32, dy: f32, dz: f32,
+        t_min: f32, t_max: f32, mask: u32, cull: u32, ranges: u32,
+    ) -> i32 => query::intersect_all_closed(
+        scene, Vec3::new(ox, oy, oz), Vec3::new(dx, dy, dz), (t_min, t_max, mask, cull, ranges),
+    );
     /// The number of crossings.
     fn rp_scene_count(
         scene: u32, ox: f32, oy: f32, oz: f32, dx: f32, dy: f32, dz: f32,

@@ -149,15 +149,26 @@ impl Opts {
 
     /// Runs `f` with the engine's options for a ray along `dir`.
     pub fn with_query<R>(&self, dir: Vec3, f: impl FnOnce(&QueryOptions) -> R) -> R {
+        self.with_query_and(dir, None, f)
+    }
+
+    /// [`Opts::with_query`], also skipping the hits `extra` refuses.
+    fn with_query_and<R>(
+        &self,
+        dir: Vec3,
+        extra: Option<&(dyn Fn(&Hit) -> bool + Sync)>,
+        f: impl FnOnce(&QueryOptions) -> R,
+    ) -> R {
         let culling = match self.cull {
             Cull::Back => Culling::Back,
             Cull::None | Cull::Front => Culling::None,
         };
-        let filter = |h: &Hit| self.keeps(h, dir);
+        let own = self.needs_filter();
+        let filter = |h: &Hit| (!own || self.keeps(h, dir)) && extra.is_none_or(|e| e(h));
         let opts = QueryOptions {
             culling,
             mask: self.mask,
-            filter: if self.needs_filter() {
+            filter: if own || extra.is_some() {
                 Some(&filter)
             } else {
                 None
@@ -247,6 +258,43 @@ pub fn intersect_all(scene: u32, origin: Vec3, dir: Vec3, opts: (f32, f32, u32, 
     status(|| {
         single(scene, opts, |scene, o| {
             let hits = o.with_query(dir, |q| scene.intersect_all_with(&o.ray(origin, dir), q));
+            hits.iter().for_each(out::push_hit);
+            count(hits.len(), "hits")
+        })
+    })
+}
+
+/// Every hit of `ray` with closed edges (a point on an edge or vertex is a hit on every
+/// triangle that has it, as three.js reports), sorted by `t`, ties by the closest-hit order: one
+/// closest-hit walk per hit, each from the last hit's `t` and skipping the hits found so far (a
+/// primitive is skipped at or before the `t` it was found at, so a sphere's exit still counts).
+pub fn all_closed(scene: &Scene, ray: &Ray, o: &Opts) -> Vec<Hit> {
+    let mut found: Vec<Hit> = Vec::new();
+    let mut r = *ray;
+    loop {
+        let seen = |h: &Hit| {
+            !found.iter().any(|f| {
+                (f.geom, f.prim, f.instance_path) == (h.geom, h.prim, h.instance_path) && h.t <= f.t
+            })
+        };
+        let Some(h) = o.with_query_and(r.dir, Some(&seen), |q| scene.intersect_with(&r, q)) else {
+            return found;
+        };
+        r.t_min = h.t;
+        found.push(h);
+    }
+}
+
+/// `rp_scene_intersect_all_closed`: [`all_closed`]; the number of hits, their records in order.
+pub fn intersect_all_closed(
+    scene: u32,
+    origin: Vec3,
+    dir: Vec3,
+    opts: (f32, f32, u32, u32, u32),
+) -> i32 {
+    status(|| {
+        single(scene, opts, |scene, o| {
+            let hits = all_closed(scene, &o.ray(origin, dir), o);
             hits.iter().for_each(out::push_hit);
             count(hits.len(), "hits")
         })
@@ -474,6 +522,36 @@ mod tests {
         assert_eq!(closest(&scene, &with(vec![]), p, Vec3::NEG_Z), None);
         assert!(read_ranges(&[0, 1, 3]).is_err());
         assert!(read_ranges(&[0, 1]).is_err());
+    }
+
+    #[test]
+    fn closed_edges_report_every_triangle_at_a_vertex() {
+        let scene = two_quads();
+        // Down through the middle of the diagonal each quad's triangles share: both triangles.
+        let ray = Ray::new(Vec3::new(0.0, 0.0, 1.0), Vec3::NEG_Z);
+        let closed: Vec<(u32, f32)> = all_closed(&scene, &ray, &Opts::all())
+            .iter()
+            .map(|h| (h.prim, h.t))
+            .collect();
+        assert_eq!(closed, [(0, 1.0), (1, 1.0), (2, 2.0), (3, 2.0)]);
+        // Half-open edges give one crossing per surface.
+        assert_eq!(scene.intersect_all(&ray).len(), 2);
+        // A sphere's two crossings are both reported.
+        let mut b = SceneBuilder::new();
+        b.add_spheres(raypick::Spheres::new(vec![Vec3::ZERO], vec![1.0]));
+        let ball = b.build().unwrap();
+        let r = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
+        let ts: Vec<f32> = all_closed(&ball, &r, &Opts::all())
+            .iter()
+            .map(|h| h.t)
+            .collect();
+        assert_eq!(ts, [4.0, 6.0]);
+        let front = Opts {
+            cull: Cull::Front,
+            ..Opts::all()
+        };
+        let ts: Vec<f32> = all_closed(&ball, &r, &front).iter().map(|h| h.t).collect();
+        assert_eq!(ts, [6.0]);
     }
 
     #[test]
