@@ -38,6 +38,9 @@ export RAYPICK_CLI RAYPICK_BIN="$RAYPICK_CLI"
 step "Python bindings: the release wheel, installed in a fresh venv, pytest"
 bash scripts/py-wheel-test.sh
 
+step "raypick-wasm and its JS package in Node: against the native CLI and three.js's Raycaster"
+bash scripts/wasm-test.sh
+
 step "browser end-to-end: raypick serve in headless Chromium"
 bash scripts/e2e.sh
 
