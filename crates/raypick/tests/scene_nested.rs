@@ -1,6 +1,7 @@
 //! Instances of scenes that hold instances: every query against the same geometry flattened into
-//! world space (each mesh moved by the product of the transforms on its path), hit paths against
-//! the path that placed each copy, BVH walks against brute force, and the depth limit.
+//! world space (each mesh moved by the product of the transforms on its path), the path queries'
+//! paths against the path that placed each copy and their hits against the plain queries', BVH
+//! walks against brute force, and the depth limit.
 
 use std::sync::Arc;
 
@@ -151,14 +152,17 @@ fn nested_instances_answer_like_the_flattened_scene() {
             nested.intersect_brute_force(&ray, &opts),
             "BVH == brute force"
         );
+        let with_path = nested.intersect_path_with(&ray, &opts);
+        assert_eq!(with_path.map(|(h, _)| h), got, "the path query's hit");
+        assert_eq!(with_path, nested.intersect_path_brute_force(&ray, &opts));
         assert_eq!(got.is_some(), !flat_all.is_empty(), "{ray:?}");
         assert_eq!(nested.occluded_with(&ray, &opts), !flat_all.is_empty());
         assert_eq!(nested.count_intersections_with(&ray, &opts), flat_all.len());
-        let (Some(g), Some(w)) = (got, flat_all.first()) else {
+        let (Some((g, path)), Some(w)) = (with_path, flat_all.first()) else {
             continue;
         };
         let p = &placed[w.geom as usize];
-        assert_eq!(g.instance_path.as_slice(), &p.path[..]);
+        assert_eq!(path.as_slice(), &p.path[..]);
         assert_eq!(
             (g.instance, g.geom, g.prim),
             (p.path.first().copied(), p.geom, w.prim)
@@ -188,10 +192,14 @@ fn nested_instances_answer_like_the_flattened_scene() {
         );
         // Every hit along the ray, as (path, geometry, primitive), in any order (near-ties
         // further along may swap).
-        let all = nested.intersect_all_with(&ray, &opts);
+        let all = nested.intersect_all_paths_with(&ray, &opts);
+        assert!(all
+            .iter()
+            .map(|(h, _)| h)
+            .eq(&nested.intersect_all_with(&ray, &opts)));
         let mut paths: Vec<(&[u32], u32, u32)> = all
             .iter()
-            .map(|h| (h.instance_path.as_slice(), h.geom, h.prim))
+            .map(|(h, path)| (path.as_slice(), h.geom, h.prim))
             .collect();
         let mut want: Vec<(&[u32], u32, u32)> = flat_all
             .iter()
@@ -221,21 +229,28 @@ fn batches_and_point_queries_see_nested_instances() {
         })
         .collect();
     let batch = nested.intersect_batch(&rays, &QueryOptions::default());
-    for (ray, hit) in rays.iter().zip(&batch) {
+    let mut with_paths = vec![None; rays.len()];
+    nested.intersect_path_batch_into(&rays, &QueryOptions::default(), &mut with_paths);
+    for ((ray, hit), with_path) in rays.iter().zip(&batch).zip(&with_paths) {
         assert_eq!(*hit, nested.intersect(ray));
+        assert_eq!(*with_path, nested.intersect_path(ray));
+        assert_eq!(with_path.map(|(h, _)| h), *hit);
     }
     let hits = batch.iter().flatten().count();
     assert!(hits > 200, "{hits}");
     for _ in 0..300 {
         let q = bounds.center() + rand_vec(&mut rng) * bounds.extent();
-        let (Some(got), Some(want)) = (nested.closest_point(q), flat.closest_point(q)) else {
+        let (Some((got, path)), Some(want)) = (nested.closest_point_path(q), flat.closest_point(q))
+        else {
             panic!("both scenes have triangles");
         };
+        assert_eq!(nested.closest_point(q), Some(got));
+        assert_eq!(path.top(), got.instance);
         assert!((got.distance - want.distance).abs() <= 1e-4 * (1.0 + want.distance));
         if (got.distance - want.distance).abs() < 1e-6 {
             let p = &placed[want.geom as usize];
             if got.geom == p.geom && got.prim == want.prim {
-                assert_eq!(got.instance_path.as_slice(), &p.path[..]);
+                assert_eq!(path.as_slice(), &p.path[..]);
             }
         }
     }
@@ -261,10 +276,10 @@ fn placed_scene_follows_a_hit_path() {
         .collect();
     let mut deep = 0;
     for r in &rays {
-        if let Some(h) = nested.intersect(r) {
-            let inner = nested.placed_scene(&h.instance_path).unwrap();
+        if let Some((h, path)) = nested.intersect_path(r) {
+            let inner = nested.placed_scene(&path).unwrap();
             assert!(inner.geometry(h.geom).is_some());
-            deep += usize::from(h.instance_path.len() == 3);
+            deep += usize::from(path.len() == 3);
         }
     }
     assert!(deep > 0);
@@ -294,10 +309,10 @@ fn instances_nest_to_the_limit_and_no_deeper() {
     let deepest = chain(MAX_INSTANCE_DEPTH).unwrap();
     assert_eq!(deepest.instance_depth(), MAX_INSTANCE_DEPTH);
     let x = MAX_INSTANCE_DEPTH as f32 + 0.2;
-    let hit = deepest
-        .intersect(&Ray::new(Vec3::new(x, 0.2, 1.0), Vec3::NEG_Z))
+    let (hit, path) = deepest
+        .intersect_path(&Ray::new(Vec3::new(x, 0.2, 1.0), Vec3::NEG_Z))
         .unwrap();
-    assert_eq!(hit.instance_path.as_slice(), &[0; MAX_INSTANCE_DEPTH][..]);
+    assert_eq!(path.as_slice(), &[0; MAX_INSTANCE_DEPTH][..]);
     assert!((hit.point - Vec3::new(x, 0.2, 0.0)).length() < 1e-5);
     match chain(MAX_INSTANCE_DEPTH + 1) {
         Err(BuildError::TooDeep { depth, .. }) => assert_eq!(depth, MAX_INSTANCE_DEPTH + 1),

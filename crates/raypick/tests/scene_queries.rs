@@ -149,6 +149,21 @@ fn assert_matches_brute_force(scene: &Scene, ray: &Ray, opts: &QueryOptions) {
         // Half-open all-hits may drop an edge hit that closed edges keep, never the other way.
         assert!(closest.t <= first.t);
     }
+    // The path queries keep the whole instance path where the plain ones keep the top-level
+    // instance alone: the same hits, in the same order.
+    let with_path = scene.intersect_path_with(ray, opts);
+    assert_eq!(
+        with_path.map(|(h, _)| h),
+        scene.intersect_with(ray, opts),
+        "closest with path, ray {ray:?}, {opts:?}"
+    );
+    assert_eq!(with_path, scene.intersect_path_brute_force(ray, opts));
+    if let Some((h, path)) = with_path {
+        assert_eq!(path.top(), h.instance);
+    }
+    let all_paths = scene.intersect_all_paths_with(ray, opts);
+    assert!(all_paths.iter().map(|(h, _)| h).eq(&all), "all with paths");
+    assert!(all_paths.iter().all(|(h, p)| p.top() == h.instance));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,6 +331,63 @@ fn ties_at_equal_t_go_to_the_smallest_ids() {
         let ids: Vec<(u32, u32)> = all.iter().map(|h| (h.geom, h.prim)).collect();
         assert_eq!(ids, vec![(0, 0), (0, 1), (1, 0), (1, 1)]);
     }
+}
+
+/// Ties across instances: the top-level id decides first (an instance's id standing for its
+/// hits), then the path, then the geometry and primitive ids; the plain queries, which keep
+/// only the top-level instance where instances do not nest, and the path queries agree.
+#[test]
+fn ties_across_instances_go_to_the_smallest_ids_with_or_without_paths() {
+    let tri = || {
+        TriMesh::new(
+            vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            vec![[0, 0, 0], [0, 1, 2]],
+        )
+    };
+    let two = {
+        let mut b = SceneBuilder::new();
+        b.add_mesh(tri());
+        b.add_mesh(tri());
+        Arc::new(b.build().unwrap())
+    };
+    let ray = Ray::new(Vec3::new(0.25, 0.25, 1.0), Vec3::NEG_Z);
+    let check = |scene: &Scene, want: (Option<u32>, u32, u32), path: &[u32]| {
+        let hit = scene.intersect(&ray).unwrap();
+        assert_eq!((hit.instance, hit.geom, hit.prim), want);
+        let (with_path, p) = scene.intersect_path(&ray).unwrap();
+        assert_eq!((with_path, p.as_slice()), (hit, path));
+        let mut batch = vec![None; 20];
+        scene.intersect_batch_into(&[ray; 20], &QueryOptions::default(), &mut batch);
+        assert!(batch.iter().all(|b| *b == Some(hit)));
+        let mut paths = vec![None; 20];
+        scene.intersect_path_batch_into(&[ray; 20], &QueryOptions::default(), &mut paths);
+        assert!(paths.iter().all(|b| *b == Some((hit, p))));
+    };
+    // A mesh between two instances of the same scene: the mesh (geometry 1) loses to instance 0.
+    let mut b = SceneBuilder::new();
+    b.add_instance(Arc::clone(&two), Affine3A::IDENTITY);
+    b.add_mesh(tri());
+    b.add_instance(Arc::clone(&two), Affine3A::IDENTITY);
+    let flat = Arc::new(b.build().unwrap());
+    assert_eq!(flat.instance_depth(), 1);
+    check(&flat, (Some(0), 0, 1), &[0]);
+    // Nested: the scene above placed twice, after a mesh. The mesh (top-level id 0) wins; without
+    // it, instance 1 does, and inside it the shorter path [1] (its mesh) before [1, 0].
+    let mut b = SceneBuilder::new();
+    b.add_mesh(tri().with_mask(0b10));
+    b.add_instance(Arc::clone(&flat), Affine3A::IDENTITY);
+    b.add_instance(flat, Affine3A::IDENTITY);
+    let nested = b.build().unwrap();
+    assert_eq!(nested.instance_depth(), 2);
+    check(&nested, (None, 0, 1), &[]);
+    let only_instances = QueryOptions {
+        mask: 0b1,
+        ..Default::default()
+    };
+    let hit = nested.intersect_with(&ray, &only_instances).unwrap();
+    assert_eq!((hit.instance, hit.geom, hit.prim), (Some(1), 1, 1));
+    let (with_path, p) = nested.intersect_path_with(&ray, &only_instances).unwrap();
+    assert_eq!((with_path, p.as_slice()), (hit, &[1][..]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1287,6 +1359,16 @@ fn batches_in_a_scene_of_meshes_and_instances_answer_like_single_rays() {
                 let mut into = vec![single.iter().flatten().next().copied(); rays.len()];
                 scene.intersect_batch_into(&rays, &opts, &mut into);
                 assert_eq!(into, batch, "{what}: into a used buffer");
+                let mut paths = vec![None; rays.len()];
+                scene.intersect_path_batch_into(&rays, &opts, &mut paths);
+                for (i, (p, s)) in paths.iter().zip(&single).enumerate() {
+                    assert_eq!(p.map(|(h, _)| h), *s, "{what}, ray {i}: with paths");
+                    assert_eq!(
+                        *p,
+                        scene.intersect_path_with(&rays[i], &opts),
+                        "{what}, ray {i}"
+                    );
+                }
             }
             for ray in rays.iter().step_by(23) {
                 assert_matches_brute_force(&scene, ray, &QueryOptions::default());

@@ -1,4 +1,5 @@
-//! [`Hit`] records and per-query [`QueryOptions`].
+//! [`Hit`] records, [`InstancePath`]s and per-query [`QueryOptions`]; inside the crate the raw
+//! hit, its tie order, and what a walk keeps of the instances it enters ([`PathRecord`]).
 
 use glam::Vec3;
 
@@ -6,8 +7,8 @@ use crate::geom::triangle::Culling;
 
 /// How deep instances may nest: an instance's scene may hold instances whose scenes hold
 /// instances, and so on, up to this many instances between the queried scene and a primitive
-/// (Embree's `RTC_MAX_INSTANCE_LEVEL_COUNT`, a build option there). [`SceneBuilder::build`]
-/// (crate::SceneBuilder::build) refuses deeper nesting
+/// (Embree's `RTC_MAX_INSTANCE_LEVEL_COUNT`, a build option there).
+/// [`SceneBuilder::build`](crate::SceneBuilder::build) refuses deeper nesting
 /// ([`BuildError::TooDeep`](crate::BuildError::TooDeep)).
 pub const MAX_INSTANCE_DEPTH: usize = 8;
 
@@ -91,13 +92,15 @@ pub struct Hit {
     /// Geometry id in the scene that holds the primitive (the placed scene for instances: the
     /// innermost one when instances nest).
     pub geom: u32,
-    /// Geometry id of the instance in the top-level scene; `None` when not instanced. The first
-    /// id of [`Hit::instance_path`].
+    /// Geometry id of the instance in the top-level scene; `None` when not instanced. When
+    /// instances nest, the first id of the hit's [`InstancePath`], which the path queries
+    /// ([`Scene::intersect_path`](crate::Scene::intersect_path) and its kin) return beside the hit.
     pub instance: Option<u32>,
-    /// Every instance the hit was reached through, outermost first (one id when instances do
-    /// not nest).
-    pub instance_path: InstancePath,
 }
+
+// A batch writes and copies one of these per ray: keep it the size of its fields.
+const _: () = assert!(std::mem::size_of::<Hit>() == 52);
+const _: () = assert!(std::mem::size_of::<Option<Hit>>() == 52);
 
 /// Per-query settings. `QueryOptions::default()`: no culling, all masks, no filter.
 ///
@@ -138,9 +141,95 @@ impl std::fmt::Debug for QueryOptions<'_> {
     }
 }
 
-/// A hit before its point and normal are computed.
+/// What a walk keeps of the instances it entered, in its context and in each raw hit: the
+/// plain queries keep [`TopInstance`] in scenes whose instances do not nest, so that their raw
+/// hits carry no more than a [`Hit`] needs; the path queries, and every query in a scene whose
+/// instances nest (finishing a hit there needs each transform on its path), keep the whole
+/// [`InstancePath`]. Both order the hits of a scene whose instances do not nest alike
+/// ([`PathRecord::key`]), so a query answers the same whichever it keeps.
+pub(crate) trait PathRecord: Copy + std::fmt::Debug {
+    /// The tie-break key of [`PathRecord::key`].
+    type Key: Copy + Ord;
+    /// No instance entered: the queried scene itself.
+    const ROOT: Self;
+    /// The tie-break key of a hit (or closest-point candidate) on primitive `prim` of geometry
+    /// `geom` reached through these instances: (top-level geometry id, the instance path,
+    /// geometry id, primitive id). Where instances do not nest, two hits with the same
+    /// top-level id have the same path (both empty, or both that one instance), so the key
+    /// without the path, (top-level id, geometry id, primitive id), orders them alike.
+    fn key(&self, geom: u32, prim: u32) -> Self::Key;
+    /// The record one level deeper, into instance `id`.
+    fn entered(self, id: u32) -> Self;
+    /// The instance of the queried scene, if any.
+    fn top(&self) -> Option<u32>;
+    /// The instances entered, outermost first.
+    fn ids(&self) -> &[u32];
+    /// The path as the path queries return it.
+    fn path(&self) -> InstancePath;
+}
+
+impl PathRecord for InstancePath {
+    type Key = (u32, InstancePath, u32, u32);
+    const ROOT: Self = Self::EMPTY;
+    #[inline(always)]
+    fn key(&self, geom: u32, prim: u32) -> Self::Key {
+        (InstancePath::top(self).unwrap_or(geom), *self, geom, prim)
+    }
+    #[inline(always)]
+    fn entered(self, id: u32) -> Self {
+        self.pushed(id)
+    }
+    #[inline(always)]
+    fn top(&self) -> Option<u32> {
+        InstancePath::top(self)
+    }
+    #[inline(always)]
+    fn ids(&self) -> &[u32] {
+        self.as_slice()
+    }
+    #[inline(always)]
+    fn path(&self) -> InstancePath {
+        *self
+    }
+}
+
+/// The instance of the queried scene a hit is in, and nothing below it: all a walk needs in a
+/// scene whose instances do not nest (its hits' paths are this one id), in 8 bytes where an
+/// [`InstancePath`] takes 36.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TopInstance(Option<u32>);
+
+impl PathRecord for TopInstance {
+    type Key = (u32, u32, u32);
+    const ROOT: Self = Self(None);
+    #[inline(always)]
+    fn key(&self, geom: u32, prim: u32) -> Self::Key {
+        (self.0.unwrap_or(geom), geom, prim)
+    }
+    /// Keeps the outermost instance: the walks keep this record only where nothing nests.
+    #[inline(always)]
+    fn entered(self, id: u32) -> Self {
+        Self(self.0.or(Some(id)))
+    }
+    #[inline(always)]
+    fn top(&self) -> Option<u32> {
+        self.0
+    }
+    #[inline(always)]
+    fn ids(&self) -> &[u32] {
+        self.0.as_slice()
+    }
+    #[inline(always)]
+    fn path(&self) -> InstancePath {
+        self.0
+            .map_or(InstancePath::EMPTY, |id| InstancePath::EMPTY.pushed(id))
+    }
+}
+
+/// A hit before its point and normal are computed, with what its walk kept of the instances
+/// it entered (`P`, see [`PathRecord`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct RawHit {
+pub(crate) struct RawHit<P> {
     pub t: f32,
     pub u: f32,
     pub v: f32,
@@ -149,19 +238,29 @@ pub(crate) struct RawHit {
     /// triangles), so finishing the hit reads memory the test just touched.
     pub slot: u32,
     pub geom: u32,
-    pub path: InstancePath,
+    pub path: P,
 }
 
-impl RawHit {
-    /// The tie-break key: (top-level geometry id, the instance path, geometry id, primitive id).
+impl<P: PathRecord> RawHit<P> {
+    /// The tie-break key ([`PathRecord::key`]).
     #[inline]
-    pub fn key(&self) -> (u32, InstancePath, u32, u32) {
-        (
-            self.path.top().unwrap_or(self.geom),
-            self.path,
-            self.geom,
-            self.prim,
-        )
+    pub fn key(&self) -> P::Key {
+        self.path.key(self.geom, self.prim)
+    }
+
+    /// The hit with world-space `point` and `normal`.
+    #[inline(always)]
+    pub fn hit(&self, point: Vec3, normal: Vec3) -> Hit {
+        Hit {
+            t: self.t,
+            point,
+            normal,
+            u: self.u,
+            v: self.v,
+            prim: self.prim,
+            geom: self.geom,
+            instance: self.path.top(),
+        }
     }
 
     /// `true` when `self` comes before `other`: smaller `t`, then smaller key.

@@ -31,10 +31,22 @@
 //! one tree per mesh under a top level whose boxes overlap (walls, floors and ceilings span an
 //! interior) would walk many of them per ray. Each triangle keeps its geometry: the blocks hold a
 //! scene-wide triangle number that names the geometry and its triangle, and masks stay per
-//! geometry (a triangle of a geometry the ray's mask excludes is skipped at the leaf). An [`Instance`] places a whole built scene (which holds no instances itself) with a
-//! `world_from_object` affine transform; the ray is moved into object space with the inverse transform
-//! *without renormalizing the direction*, so `t` stays in units of the world ray's `dir`. The hit
-//! point maps back with `world_from_object`, the normal with the inverse transpose, normalized.
+//! geometry (a triangle of a geometry the ray's mask excludes is skipped at the leaf). An [`Instance`] places a whole built scene with a `world_from_object` affine
+//! transform; the ray is moved into object space with the inverse transform *without
+//! renormalizing the direction*, so `t` stays in units of the world ray's `dir`. The hit point
+//! maps back with `world_from_object`, the normal with the inverse transpose, normalized. Placed
+//! scenes may hold instances themselves, up to [`MAX_INSTANCE_DEPTH`] levels.
+//!
+//! ## Instance paths
+//! A [`Hit`] names the top-level instance it is in (`instance`) and the geometry in the
+//! innermost placed scene (`geom`). Where instances nest, the instances between them come from
+//! the path queries, which return an [`InstancePath`] beside each hit (Embree's `instID` stack):
+//! [`Scene::intersect_path`], [`Scene::intersect_all_paths`], [`Scene::intersect_path_batch_into`]
+//! and [`Scene::closest_point_path`], each with the same hits as its plain twin. The plain
+//! queries carry no path: in a scene whose instances do not nest (nearly every scene) their walks
+//! keep only the top-level instance with each candidate hit, which a batch writes and copies for
+//! every ray; where instances nest, finishing a hit needs every transform on its path, and the
+//! walks keep the whole path for both kinds of query.
 //!
 //! ## Precision far from the origin
 //! The meshes are stored relative to a frame origin `c` ([`frame_origin`]: per axis 0 near the
@@ -54,7 +66,8 @@
 //!   ([`EdgeRule::Closed`]): a ray through a shared edge or vertex hits every triangle that has it, so
 //!   a closed mesh is never missed. Ties at equal `t` go to the smallest
 //!   `(top-level geometry id, geometry id, primitive id)`, where the top-level id is the instance's for
-//!   instanced hits: the answer never depends on traversal order or threads.
+//!   instanced hits (where instances nest, the instance path is compared after the top-level id, a
+//!   path before its extensions): the answer never depends on traversal order or threads.
 //! - **All hits** ([`Scene::intersect_all`]) and **counts** ([`Scene::count_intersections`]) use
 //!   half-open edges ([`EdgeRule::HalfOpen`]): a point exactly on an edge or vertex shared by
 //!   consistently wound triangles belongs to exactly one of them, so a ray crosses a closed mesh's

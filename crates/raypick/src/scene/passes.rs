@@ -4,6 +4,7 @@
 
 use glam::Affine3A;
 
+use super::hit::PathRecord;
 use super::query::{ctx, Any, Closest};
 use super::traverse::{Collector, Ctx};
 use super::{Accel, Geometry, MeshAccel, QueryOptions, Scene, TopItem};
@@ -20,7 +21,7 @@ const MAX_STREAMS: usize = 8;
 
 /// An instance of a scene of meshes, walked by a two-pass batch as a stream of rays moved into
 /// its space ([`Scene::two_passes`]).
-struct Stream<'a> {
+struct Stream<'a, P> {
     /// Its geometry id.
     id: u32,
     /// Its (padded) box in the scene's space.
@@ -29,15 +30,15 @@ struct Stream<'a> {
     /// The placed scene's mesh tree.
     meshes: &'a MeshAccel,
     /// The query's context inside the instance.
-    ctx: Ctx,
+    ctx: Ctx<P>,
 }
 
 /// What a two-pass batch walks before the per-ray pass ([`Scene::passes`]).
-pub(super) struct Passes<'a> {
+pub(super) struct Passes<'a, P> {
     /// The mesh tree, when it shares the top level with other items.
     meshes: Option<&'a MeshAccel>,
     /// The instances walked as streams.
-    streams: Vec<Stream<'a>>,
+    streams: Vec<Stream<'a, P>>,
 }
 
 /// Rays per group of a two-pass batch ([`Scene::two_passes`]): their collectors, kept between the
@@ -53,7 +54,7 @@ pub(super) trait BatchCollector: Collector {
     fn merge(&mut self, other: Self);
 }
 
-impl BatchCollector for Closest<'_> {
+impl<P: PathRecord> BatchCollector for Closest<'_, P> {
     #[inline]
     fn limit(&mut self, t_max: f32) {
         self.t_max = self.t_max.min(t_max);
@@ -73,7 +74,7 @@ impl BatchCollector for Closest<'_> {
     }
 }
 
-impl BatchCollector for Any<'_> {
+impl<P: PathRecord> BatchCollector for Any<'_, P> {
     #[inline]
     fn limit(&mut self, t_max: f32) {
         self.t_max = self.t_max.min(t_max);
@@ -102,14 +103,14 @@ impl Scene {
     /// ids), and a ray that misses an instance's box misses everything inside it.
     pub(super) fn two_passes<'a, C: BatchCollector + 'a, T>(
         &'a self,
-        Passes { meshes, streams }: Passes<'a>,
+        Passes { meshes, streams }: Passes<'a, C::Path>,
         rays: &'a [Ray],
         out: &mut [T],
         opts: &QueryOptions<'a>,
         col: impl Fn(&'a Ray) -> C,
         answer: impl Fn(&Ray, &C, &mut T),
     ) {
-        let ctx = ctx(opts);
+        let ctx = ctx::<C::Path>(opts);
         let mut streamed = vec![
             false;
             if streams.is_empty() {
@@ -197,7 +198,7 @@ impl Scene {
     /// How a batch walks this scene in passes ([`Scene::two_passes`]): the mesh tree when it
     /// shares the top level with other items, and the instances to stream; `None` when neither
     /// applies (a scene of meshes alone, or of many instances) and the batch takes the plain walk.
-    pub(super) fn passes(&self, ctx: &Ctx) -> Option<Passes<'_>> {
+    pub(super) fn passes<P: PathRecord>(&self, ctx: &Ctx<P>) -> Option<Passes<'_, P>> {
         let meshes = self.meshes_among_others(ctx);
         let streams = if self.has_instances() {
             self.streams(ctx)
@@ -210,7 +211,7 @@ impl Scene {
     /// The instances a two-pass batch walks as streams: those of a scene of meshes alone that
     /// `ctx`'s mask lets through, when there are at most [`MAX_STREAMS`] of them (each costs
     /// every ray of a group a box test).
-    fn streams(&self, ctx: &Ctx) -> Vec<Stream<'_>> {
+    fn streams<P: PathRecord>(&self, ctx: &Ctx<P>) -> Vec<Stream<'_, P>> {
         let mut streams = Vec::new();
         for (&item, &bounds) in self.top_items.iter().zip(&self.top_boxes) {
             let TopItem::Geometry(id) = item else {
@@ -225,7 +226,7 @@ impl Scene {
                 continue;
             }
             let inner = Ctx {
-                path: ctx.path.pushed(id),
+                path: ctx.path.entered(id),
                 mirrored: ctx.mirrored ^ a.mirrored,
                 ..*ctx
             };

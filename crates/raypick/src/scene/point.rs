@@ -50,7 +50,7 @@ use std::ops::ControlFlow;
 use glam::{Affine3A, Vec3};
 
 use super::geometry::transform_box;
-use super::hit::InstancePath;
+use super::hit::{InstancePath, PathRecord, TopInstance};
 use super::{pad_box, Accel, Geometry, MeshAccel, MeshBvh, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{NodeLayout, WideTree};
 use crate::bvh::{Bvh, MAX_DEPTH};
@@ -84,23 +84,33 @@ pub struct PointCandidate {
     pub geom: u32,
     /// The instance's id in the queried scene, for instanced primitives.
     pub instance: Option<u32>,
-    /// Every instance on the way to the primitive, outermost first.
-    pub instance_path: InstancePath,
 }
 
-/// The order of equidistant candidates ([`PointCandidate::key`]).
-type TieKey = (u32, InstancePath, u32, u32);
-
 impl PointCandidate {
-    /// The tie-break key: (top-level geometry id, the instance path, geometry id, primitive id).
+    /// The tie-break key: (top-level geometry id, geometry id, primitive id). Where instances
+    /// nest, [`Scene::closest_point`] compares the instance paths between the top-level id and
+    /// the geometry id.
     #[inline]
-    pub fn key(&self) -> TieKey {
-        (
-            self.instance.unwrap_or(self.geom),
-            self.instance_path,
-            self.geom,
-            self.prim,
-        )
+    pub fn key(&self) -> (u32, u32, u32) {
+        (self.instance.unwrap_or(self.geom), self.geom, self.prim)
+    }
+}
+
+/// A primitive near the query point as the walk offers it, with what the walk keeps of the
+/// instances it entered (`P`, as the ray queries keep it: see [`PathRecord`]).
+#[derive(Clone, Copy, Debug)]
+struct Candidate<P> {
+    shape: PointPrim,
+    prim: u32,
+    geom: u32,
+    path: P,
+}
+
+impl<P: PathRecord> Candidate<P> {
+    /// The order of equidistant candidates, as for ray hits ([`PathRecord::key`]).
+    #[inline(always)]
+    fn key(&self) -> P::Key {
+        self.path.key(self.geom, self.prim)
     }
 }
 
@@ -122,10 +132,9 @@ pub struct ClosestPoint {
     pub prim: u32,
     /// Geometry id (in the instanced scene for instanced primitives).
     pub geom: u32,
-    /// Instance id, for instanced primitives.
+    /// Instance id in the queried scene, for instanced primitives. Where instances nest,
+    /// [`Scene::closest_point_path`] gives every instance on the way.
     pub instance: Option<u32>,
-    /// Every instance on the way to the primitive, outermost first.
-    pub instance_path: InstancePath,
 }
 
 /// How [`Scene::contains`] decides inside from outside.
@@ -173,7 +182,7 @@ struct Query<F> {
     f: F,
 }
 
-impl<F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>> Query<F> {
+impl<F> Query<F> {
     /// Whether a box at squared distance `d2` (with an absolute rounding `margin`) may hold a
     /// primitive in reach.
     #[inline(always)]
@@ -183,7 +192,10 @@ impl<F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>> Query<F> {
     }
 
     #[inline(always)]
-    fn offer(&mut self, c: PointCandidate) -> ControlFlow<()> {
+    fn offer<P>(&mut self, c: Candidate<P>) -> ControlFlow<()>
+    where
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
+    {
         (self.f)(&c, &mut self.radius)
     }
 }
@@ -215,16 +227,32 @@ impl Scene {
     /// });
     /// assert_eq!(near, [0]);
     /// ```
-    pub fn point_query<F>(&self, point: Vec3, radius: f32, callback: F)
+    pub fn point_query<F>(&self, point: Vec3, radius: f32, mut callback: F)
     where
         F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
     {
-        self.point_walk(point, radius, callback, Mode::Bvh);
+        // The walk composes the transforms on its way down: a candidate needs no more of its
+        // instances than the top-level one.
+        self.point_walk(
+            point,
+            radius,
+            |c: &Candidate<TopInstance>, radius: &mut f32| {
+                let candidate = PointCandidate {
+                    prim_shape: c.shape,
+                    prim: c.prim,
+                    geom: c.geom,
+                    instance: c.path.top(),
+                };
+                callback(&candidate, radius)
+            },
+            Mode::Bvh,
+        );
     }
 
-    fn point_walk<F>(&self, point: Vec3, radius: f32, callback: F, mode: Mode)
+    /// The walk of every point query, keeping `P` of the instances it enters.
+    fn point_walk<P: PathRecord, F>(&self, point: Vec3, radius: f32, callback: F, mode: Mode)
     where
-        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
     {
         if !point.is_finite() || radius.is_nan() || radius < 0.0 {
             return;
@@ -234,7 +262,7 @@ impl Scene {
             radius,
             f: callback,
         };
-        let _ = self.walk_scene(&mut q, None, InstancePath::EMPTY, mode);
+        let _ = self.walk_scene(&mut q, None, P::ROOT, mode);
     }
 
     /// The closest point of the scene to `point` (see the [module docs](self) for ties, instances
@@ -255,26 +283,60 @@ impl Scene {
 
     /// [`Scene::closest_point`] among the primitives within `radius` of `point`.
     pub fn closest_point_within(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
-        self.closest_in(point, radius, Mode::Bvh)
+        self.closest_point_in(point, radius, Mode::Bvh)
+    }
+
+    /// [`Scene::closest_point`] and the [`InstancePath`] of its primitive: every instance on the
+    /// way, outermost first (see [`Scene::intersect_path`]), for scenes whose instances nest.
+    /// The closest point is the one [`Scene::closest_point`] returns.
+    pub fn closest_point_path(&self, point: Vec3) -> Option<(ClosestPoint, InstancePath)> {
+        self.closest_point_path_within(point, f32::INFINITY)
+    }
+
+    /// [`Scene::closest_point_path`] among the primitives within `radius` of `point`.
+    pub fn closest_point_path_within(
+        &self,
+        point: Vec3,
+        radius: f32,
+    ) -> Option<(ClosestPoint, InstancePath)> {
+        self.closest_in::<InstancePath>(point, radius, Mode::Bvh)
     }
 
     /// [`Scene::closest_point_within`] by testing every primitive: the reference the tests hold
     /// the tree walk to (same kernel, no pruning).
     pub fn closest_point_brute_force(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
-        self.closest_in(point, radius, Mode::BruteForce)
+        self.closest_point_in(point, radius, Mode::BruteForce)
     }
 
-    fn closest_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
-        let mut best: Option<(f32, TieKey, ClosestPoint)> = None;
+    /// [`Scene::closest_in`] with the record this scene needs: the whole path where instances
+    /// nest (equidistant candidates are ordered by it), else the top-level instance alone.
+    fn closest_point_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
+        if self.instance_depth() > 1 {
+            self.closest_in::<InstancePath>(point, radius, mode)
+                .map(|(c, _)| c)
+        } else {
+            self.closest_in::<TopInstance>(point, radius, mode)
+                .map(|(c, _)| c)
+        }
+    }
+
+    /// The closest point and its primitive's instances as the walk kept them (`P`).
+    fn closest_in<P: PathRecord>(
+        &self,
+        point: Vec3,
+        radius: f32,
+        mode: Mode,
+    ) -> Option<(ClosestPoint, P)> {
+        let mut best: Option<(f32, P::Key, ClosestPoint, P)> = None;
         let limit2 = radius * radius;
         self.point_walk(
             point,
             radius,
-            |c, radius| {
+            |c: &Candidate<P>, radius: &mut f32| {
                 // The squared distance a candidate must not exceed: the best so far (equal ones
                 // go to the tie-break), or the caller's limit.
                 let bound2 = best.as_ref().map_or(limit2, |b| b.0);
-                let (on, u, v) = match c.prim_shape {
+                let (on, u, v) = match c.shape {
                     PointPrim::Triangle([a, b, cc]) => {
                         // The triangle's box first: a few min/max against the exact kernel's
                         // dozens of operations, and most candidates of a leaf fail it. Its
@@ -303,10 +365,10 @@ impl Scene {
                 let key = c.key();
                 let better = match &best {
                     None => true,
-                    Some((bd2, bkey, _)) => d2 < *bd2 || (d2 == *bd2 && key < *bkey),
+                    Some((bd2, bkey, _, _)) => d2 < *bd2 || (d2 == *bd2 && key < *bkey),
                 };
                 if better {
-                    let normal = match c.prim_shape {
+                    let normal = match c.shape {
                         PointPrim::Triangle([a, b, cc]) => {
                             (b - a).cross(cc - a).normalize_or_zero()
                         }
@@ -323,9 +385,9 @@ impl Scene {
                             normal,
                             prim: c.prim,
                             geom: c.geom,
-                            instance: c.instance,
-                            instance_path: c.instance_path,
+                            instance: c.path.top(),
                         },
+                        c.path,
                     ));
                     *radius = radius.min(d2.sqrt());
                 }
@@ -333,7 +395,7 @@ impl Scene {
             },
             mode,
         );
-        best.map(|(_, _, c)| c)
+        best.map(|(_, _, c, path)| (c, path))
     }
 
     /// The distance from `point` to the scene's surface: `+∞` for an empty scene, NaN for a point
@@ -402,15 +464,15 @@ impl Scene {
 
     /// Walks this scene, placed in world space by `world_from_scene` (`None`: the scene is the
     /// world), its primitives reported under instances `path`.
-    fn walk_scene<F>(
+    fn walk_scene<P: PathRecord, F>(
         &self,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        path: InstancePath,
+        path: P,
         mode: Mode,
     ) -> ControlFlow<()>
     where
-        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
     {
         if mode == Mode::BruteForce {
             if let Some(m) = &self.meshes {
@@ -440,16 +502,16 @@ impl Scene {
         )
     }
 
-    fn walk_geometry<F>(
+    fn walk_geometry<P: PathRecord, F>(
         &self,
         id: usize,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        path: InstancePath,
+        path: P,
         mode: Mode,
     ) -> ControlFlow<()>
     where
-        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
     {
         match (&self.geometries[id], &self.accels[id]) {
             (Geometry::Spheres(s), Accel::Spheres(a)) => {
@@ -461,7 +523,7 @@ impl Scene {
                     None => inst.world_from_object(),
                 };
                 inst.scene
-                    .walk_scene(q, Some(&world_from_object), path.pushed(id as u32), mode)
+                    .walk_scene(q, Some(&world_from_object), path.entered(id as u32), mode)
             }
             _ => ControlFlow::Continue(()),
         }
@@ -501,14 +563,14 @@ fn world_box_d2(point_world: Vec3, world_from_scene: Option<&Affine3A>, b: Aabb)
 
 /// The nearest-first walk of a binary BVH: `box_d2(b)` gives a box's squared distance and
 /// margin, `leaf(q, position)` answers each primitive position of a reached leaf.
-fn walk_binary<F>(
+fn walk_binary<P, F>(
     bvh: &Bvh,
     box_d2: impl Fn(Aabb) -> (f32, f32),
     q: &mut Query<F>,
     mut leaf: impl FnMut(&mut Query<F>, usize) -> ControlFlow<()>,
 ) -> ControlFlow<()>
 where
-    F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
 {
     let nodes = bvh.nodes();
     if nodes.is_empty() {
@@ -550,17 +612,17 @@ where
 }
 
 impl SpheresAccel {
-    fn walk<F>(
+    fn walk<P: PathRecord, F>(
         &self,
         spheres: &Spheres,
         geom: u32,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        path: InstancePath,
+        path: P,
         mode: Mode,
     ) -> ControlFlow<()>
     where
-        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
     {
         // Under an instance, spheres stay spheres only under a similarity.
         let scale = match world_from_scene {
@@ -573,15 +635,14 @@ impl SpheresAccel {
         let offer = |q: &mut Query<F>, prim: u32| {
             let center = spheres.centers[prim as usize];
             let center = world_from_scene.map_or(center, |m| m.transform_point3(center));
-            q.offer(PointCandidate {
-                prim_shape: PointPrim::Sphere {
+            q.offer(Candidate {
+                shape: PointPrim::Sphere {
                     center,
                     radius: spheres.radii[prim as usize] * scale,
                 },
                 prim,
                 geom,
-                instance: path.top(),
-                instance_path: path,
+                path,
             })
         };
         match mode {
@@ -618,15 +679,15 @@ fn similarity_scale(m: &Affine3A) -> Option<f32> {
 }
 
 impl MeshAccel {
-    fn walk<F>(
+    fn walk<P: PathRecord, F>(
         &self,
         q: &mut Query<F>,
         world_from_scene: Option<&Affine3A>,
-        path: InstancePath,
+        path: P,
         mode: Mode,
     ) -> ControlFlow<()>
     where
-        F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+        F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
     {
         let place = match world_from_scene {
             None => Place::Shift(self.offset),
@@ -643,12 +704,11 @@ impl MeshAccel {
                 return ControlFlow::Continue(());
             }
             let (geom, prim) = self.parts.locate(id);
-            q.offer(PointCandidate {
-                prim_shape: PointPrim::Triangle([v0, v1, v2].map(|v| place.point(v))),
+            q.offer(Candidate {
+                shape: PointPrim::Triangle([v0, v1, v2].map(|v| place.point(v))),
                 prim,
                 geom,
-                instance: path.top(),
-                instance_path: path,
+                path,
             })
         };
         match mode {
@@ -667,14 +727,14 @@ impl MeshAccel {
 }
 
 /// The nearest-first walk of a mesh's wide tree, in the meshes' local frame placed by `place`.
-fn walk_wide<N: NodeLayout, F>(
+fn walk_wide<N: NodeLayout, P, F>(
     tree: &WideTree<N>,
     place: Place,
     q: &mut Query<F>,
     mut offer: impl FnMut(&mut Query<F>, usize) -> ControlFlow<()>,
 ) -> ControlFlow<()>
 where
-    F: FnMut(&PointCandidate, &mut f32) -> ControlFlow<()>,
+    F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
 {
     let nodes = tree.nodes();
     if nodes.is_empty() {

@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 
 use glam::{Vec3, Vec3A};
 
-use super::hit::{InstancePath, RawHit, MAX_INSTANCE_DEPTH};
+use super::hit::{InstancePath, PathRecord, RawHit, TopInstance, MAX_INSTANCE_DEPTH};
 use super::traverse::{Collector, Ctx, Mode};
 use super::{Accel, Geometry, Hit, Instance, InstanceAccel, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
@@ -30,7 +30,7 @@ impl Filter<'_> {
     /// lives on the stack and is copied into the collector with wide loads right after its
     /// narrower stores, which the CPU cannot forward, so the loads wait for the stores).
     #[inline(always)]
-    fn accepts(filter: &Option<Self>, raw: RawHit) -> bool {
+    fn accepts<P: PathRecord>(filter: &Option<Self>, raw: RawHit<P>) -> bool {
         let RawHit {
             t,
             u,
@@ -50,11 +50,11 @@ impl Filter<'_> {
     /// filter or not, and copied into the collector from there.
     #[cold]
     #[inline(never)]
-    fn accepts_hit(
+    fn accepts_hit<P: PathRecord>(
         &self,
         [t, u, v]: [f32; 3],
         [prim, slot, geom]: [u32; 3],
-        path: InstancePath,
+        path: P,
     ) -> bool {
         let raw = RawHit {
             t,
@@ -69,13 +69,14 @@ impl Filter<'_> {
     }
 }
 
-pub(super) struct Closest<'a> {
-    pub(super) best: Option<RawHit>,
+pub(super) struct Closest<'a, P> {
+    pub(super) best: Option<RawHit<P>>,
     pub(super) t_max: f32,
     filter: Option<Filter<'a>>,
 }
 
-impl Collector for Closest<'_> {
+impl<P: PathRecord> Collector for Closest<'_, P> {
+    type Path = P;
     const EDGES: EdgeRule = EdgeRule::Closed;
     const ORDER: Order = Order::NearestFirst;
     #[inline]
@@ -83,7 +84,7 @@ impl Collector for Closest<'_> {
         self.t_max
     }
     #[inline]
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+    fn offer(&mut self, hit: RawHit<P>) -> ControlFlow<()> {
         let better = match &self.best {
             Some(best) => hit.before(best),
             None => hit.t <= self.t_max,
@@ -96,13 +97,15 @@ impl Collector for Closest<'_> {
     }
 }
 
-pub(super) struct Any<'a> {
+pub(super) struct Any<'a, P> {
     pub(super) found: bool,
     pub(super) t_max: f32,
     filter: Option<Filter<'a>>,
+    path: std::marker::PhantomData<P>,
 }
 
-impl Collector for Any<'_> {
+impl<P: PathRecord> Collector for Any<'_, P> {
+    type Path = P;
     const EDGES: EdgeRule = EdgeRule::Closed;
     const ORDER: Order = Order::NodeOrder;
     #[inline]
@@ -110,7 +113,7 @@ impl Collector for Any<'_> {
         self.t_max
     }
     #[inline]
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+    fn offer(&mut self, hit: RawHit<P>) -> ControlFlow<()> {
         if Filter::accepts(&self.filter, hit) {
             self.found = true;
             return ControlFlow::Break(());
@@ -123,13 +126,14 @@ impl Collector for Any<'_> {
     }
 }
 
-struct All<'a> {
-    hits: Vec<RawHit>,
+struct All<'a, P> {
+    hits: Vec<RawHit<P>>,
     t_max: f32,
     filter: Option<Filter<'a>>,
 }
 
-impl Collector for All<'_> {
+impl<P: PathRecord> Collector for All<'_, P> {
+    type Path = P;
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
     const ORDER: Order = Order::NodeOrder;
     #[inline]
@@ -137,7 +141,7 @@ impl Collector for All<'_> {
         self.t_max
     }
     #[inline]
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+    fn offer(&mut self, hit: RawHit<P>) -> ControlFlow<()> {
         if Filter::accepts(&self.filter, hit) {
             self.hits.push(hit);
         }
@@ -145,13 +149,15 @@ impl Collector for All<'_> {
     }
 }
 
-struct Count<'a> {
+struct Count<'a, P> {
     count: usize,
     t_max: f32,
     filter: Option<Filter<'a>>,
+    path: std::marker::PhantomData<P>,
 }
 
-impl Collector for Count<'_> {
+impl<P: PathRecord> Collector for Count<'_, P> {
+    type Path = P;
     const EDGES: EdgeRule = EdgeRule::HalfOpen;
     const ORDER: Order = Order::NodeOrder;
     #[inline]
@@ -159,7 +165,7 @@ impl Collector for Count<'_> {
         self.t_max
     }
     #[inline]
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+    fn offer(&mut self, hit: RawHit<P>) -> ControlFlow<()> {
         if Filter::accepts(&self.filter, hit) {
             self.count += 1;
         }
@@ -167,16 +173,48 @@ impl Collector for Count<'_> {
     }
 }
 
-pub(super) fn ctx(opts: &QueryOptions) -> Ctx {
+/// The context of a query's walk in the queried scene, keeping `P` of the instances it enters.
+pub(super) fn ctx<P: PathRecord>(opts: &QueryOptions) -> Ctx<P> {
     Ctx {
         culling: opts.culling,
         mask: opts.mask,
-        path: InstancePath::EMPTY,
+        path: P::ROOT,
         mirrored: false,
     }
 }
 
+/// What a closest-hit query answers for a ray: a [`Hit`], or a hit and its [`InstancePath`] (the
+/// path queries).
+pub(super) trait ClosestAnswer: Copy {
+    /// The answer of `raw` for the world ray `ray`, written into `out` in place (see
+    /// [`Scene::finish_into`]).
+    fn write<P: PathRecord>(scene: &Scene, ray: &Ray, raw: &RawHit<P>, out: &mut Option<Self>);
+}
+
+impl ClosestAnswer for Hit {
+    #[inline(always)]
+    fn write<P: PathRecord>(scene: &Scene, ray: &Ray, raw: &RawHit<P>, out: &mut Option<Self>) {
+        scene.finish_into(ray, raw, out);
+    }
+}
+
+impl ClosestAnswer for (Hit, InstancePath) {
+    #[inline(always)]
+    fn write<P: PathRecord>(scene: &Scene, ray: &Ray, raw: &RawHit<P>, out: &mut Option<Self>) {
+        scene.finish_path_into(ray, raw, out);
+    }
+}
+
 impl Scene {
+    /// `true` when instances nest in this scene (an instance's scene holds instances), so that
+    /// finishing a hit needs every instance on its path: the walks then keep the whole
+    /// [`InstancePath`] for every query; otherwise the plain queries keep the [`TopInstance`]
+    /// alone (see [`PathRecord`]).
+    #[inline]
+    fn nests(&self) -> bool {
+        self.instance_depth > 1
+    }
+
     fn filter<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Option<Filter<'a>> {
         opts.filter.map(|f| Filter {
             scene: self,
@@ -187,7 +225,11 @@ impl Scene {
 
     /// The collector of a closest-hit query.
     #[inline(always)]
-    fn closest_col<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Closest<'a> {
+    fn closest_col<'a, P: PathRecord>(
+        &'a self,
+        ray: &'a Ray,
+        opts: &QueryOptions<'a>,
+    ) -> Closest<'a, P> {
         Closest {
             best: None,
             t_max: ray.t_max,
@@ -195,49 +237,74 @@ impl Scene {
         }
     }
 
-    /// The answer of a closest-hit query from its collector.
+    /// The answer of a closest-hit query from its collector, written into `out` in place
+    /// (batches: see [`Scene::finish_into`]).
     #[inline(always)]
-    fn closest_answer(&self, ray: &Ray, col: &Closest) -> Option<Hit> {
-        let mut answer = None;
-        self.closest_answer_into(ray, col, &mut answer);
-        answer
-    }
-
-    /// [`Scene::closest_answer`] written into `out` in place (batches: see [`Scene::finish_into`]).
-    #[inline(always)]
-    fn closest_answer_into(&self, ray: &Ray, col: &Closest, out: &mut Option<Hit>) {
+    fn closest_answer_into<P: PathRecord, A: ClosestAnswer>(
+        &self,
+        ray: &Ray,
+        col: &Closest<P>,
+        out: &mut Option<A>,
+    ) {
         match &col.best {
-            Some(raw) => self.finish_into(ray, raw, out),
+            Some(raw) => A::write(self, ray, raw, out),
             None => *out = None,
         }
     }
 
     /// The collector of an any-hit query.
     #[inline(always)]
-    fn any_col<'a>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Any<'a> {
+    fn any_col<'a, P: PathRecord>(&'a self, ray: &'a Ray, opts: &QueryOptions<'a>) -> Any<'a, P> {
         Any {
             found: false,
             t_max: ray.t_max,
             filter: self.filter(ray, opts),
+            path: std::marker::PhantomData,
         }
     }
 
-    fn closest(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Option<Hit> {
+    /// The closest hit of one ray, the walk keeping `P` of the instances it enters.
+    fn closest<P: PathRecord, A: ClosestAnswer>(
+        &self,
+        ray: &Ray,
+        opts: &QueryOptions,
+        mode: Mode,
+    ) -> Option<A> {
         if !ray.is_valid() {
             return None;
         }
-        let mut col = self.closest_col(ray, opts);
+        let mut col = self.closest_col::<P>(ray, opts);
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
-        self.closest_answer(ray, &col)
+        let mut answer = None;
+        self.closest_answer_into(ray, &col, &mut answer);
+        answer
     }
 
-    fn any(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
+    /// [`Scene::closest`] answering a [`Hit`], with the record this scene needs.
+    fn closest_hit(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Option<Hit> {
+        if self.nests() {
+            self.closest::<InstancePath, Hit>(ray, opts, mode)
+        } else {
+            self.closest::<TopInstance, Hit>(ray, opts, mode)
+        }
+    }
+
+    fn any<P: PathRecord>(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
         if !ray.is_valid() {
             return false;
         }
-        let mut col = self.any_col(ray, opts);
+        let mut col = self.any_col::<P>(ray, opts);
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         col.found
+    }
+
+    /// [`Scene::any`] with the record this scene needs (a filter looks at finished hits).
+    fn any_hit(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> bool {
+        if self.nests() {
+            self.any::<InstancePath>(ray, opts, mode)
+        } else {
+            self.any::<TopInstance>(ray, opts, mode)
+        }
     }
 
     /// Each ray of `rays` on its own, with its own collector `col(ray)`: `answer(ray, collector,
@@ -252,7 +319,7 @@ impl Scene {
         col: impl Fn(&'a Ray) -> C,
         answer: impl Fn(&Ray, C, &mut T),
     ) {
-        let ctx = ctx(opts);
+        let ctx = ctx::<C::Path>(opts);
         if let Some(meshes) = self.only_meshes(&ctx) {
             meshes.visit_each(rays, out, &ctx, col, answer);
             return;
@@ -266,7 +333,9 @@ impl Scene {
         }
     }
 
-    fn all(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<Hit> {
+    /// Every crossing of one ray as raw hits sorted by `t` (ties by [`RawHit::key`]), the walk
+    /// keeping `P` of the instances it enters.
+    fn all<P: PathRecord>(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<RawHit<P>> {
         if !ray.is_valid() {
             return Vec::new();
         }
@@ -277,21 +346,42 @@ impl Scene {
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         let mut raws = col.hits;
-        raws.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.key().cmp(&b.key())));
-        raws.iter().map(|raw| self.finish(ray, raw)).collect()
+        raws.sort_by(|a: &RawHit<P>, b| a.t.total_cmp(&b.t).then(a.key().cmp(&b.key())));
+        raws
     }
 
-    fn count(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> usize {
+    /// [`Scene::all`] as [`Hit`]s, with the record this scene needs.
+    fn all_hits(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<Hit> {
+        if self.nests() {
+            let raws = self.all::<InstancePath>(ray, opts, mode);
+            raws.iter().map(|raw| self.finish(ray, raw)).collect()
+        } else {
+            let raws = self.all::<TopInstance>(ray, opts, mode);
+            raws.iter().map(|raw| self.finish(ray, raw)).collect()
+        }
+    }
+
+    fn count<P: PathRecord>(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> usize {
         if !ray.is_valid() {
             return 0;
         }
-        let mut col = Count {
+        let mut col = Count::<P> {
             count: 0,
             t_max: ray.t_max,
             filter: self.filter(ray, opts),
+            path: std::marker::PhantomData,
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         col.count
+    }
+
+    /// [`Scene::count`] with the record this scene needs (a filter looks at finished hits).
+    fn count_hits(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> usize {
+        if self.nests() {
+            self.count::<InstancePath>(ray, opts, mode)
+        } else {
+            self.count::<TopInstance>(ray, opts, mode)
+        }
     }
 
     /// The closest hit in `[ray.t_min, ray.t_max]` (closed edges; ties to the smallest ids).
@@ -310,7 +400,45 @@ impl Scene {
 
     /// [`Scene::intersect`] with culling, mask and filter.
     pub fn intersect_with(&self, ray: &Ray, opts: &QueryOptions) -> Option<Hit> {
-        self.closest(ray, opts, Mode::Bvh)
+        self.closest_hit(ray, opts, Mode::Bvh)
+    }
+
+    /// [`Scene::intersect`] and the hit's [`InstancePath`]: every instance it was reached through,
+    /// outermost first (Embree's `instID` stack), for scenes whose instances nest. The hit is the
+    /// one [`Scene::intersect`] returns, which names only the top-level instance.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use raypick::{glam::{Affine3A, Vec3}, Ray, SceneBuilder, Spheres};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_spheres(Spheres::new(vec![Vec3::ZERO], vec![1.0]));
+    /// let ball = Arc::new(b.build().unwrap());
+    /// // A scene placing the ball twice, placed in the world.
+    /// let mut b = SceneBuilder::new();
+    /// b.add_instance(ball.clone(), Affine3A::from_translation(Vec3::X * -3.0));
+    /// let right = b.add_instance(ball, Affine3A::from_translation(Vec3::X * 3.0));
+    /// let pair = Arc::new(b.build().unwrap());
+    /// let mut b = SceneBuilder::new();
+    /// let placed = b.add_instance(pair, Affine3A::from_translation(Vec3::Y));
+    /// let world = b.build().unwrap();
+    ///
+    /// let ray = Ray::new(Vec3::new(3.0, 1.0, 5.0), Vec3::NEG_Z);
+    /// let (hit, path) = world.intersect_path(&ray).unwrap();
+    /// assert_eq!(path.as_slice(), &[placed, right][..]);
+    /// assert_eq!((hit.t, hit.instance), (4.0, Some(placed)));
+    /// assert_eq!(world.intersect(&ray), Some(hit));
+    /// ```
+    pub fn intersect_path(&self, ray: &Ray) -> Option<(Hit, InstancePath)> {
+        self.intersect_path_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::intersect_path`] with culling, mask and filter.
+    pub fn intersect_path_with(
+        &self,
+        ray: &Ray,
+        opts: &QueryOptions,
+    ) -> Option<(Hit, InstancePath)> {
+        self.closest::<InstancePath, _>(ray, opts, Mode::Bvh)
     }
 
     /// `true` when anything lies in `[ray.t_min, ray.t_max]` (shadow rays: use a segment).
@@ -320,7 +448,7 @@ impl Scene {
 
     /// [`Scene::occluded`] with culling, mask and filter.
     pub fn occluded_with(&self, ray: &Ray, opts: &QueryOptions) -> bool {
-        self.any(ray, opts, Mode::Bvh)
+        self.any_hit(ray, opts, Mode::Bvh)
     }
 
     /// Every crossing in `[ray.t_min, ray.t_max]`, sorted by `t` (half-open edges: a shared edge or
@@ -331,7 +459,25 @@ impl Scene {
 
     /// [`Scene::intersect_all`] with culling, mask and filter.
     pub fn intersect_all_with(&self, ray: &Ray, opts: &QueryOptions) -> Vec<Hit> {
-        self.all(ray, opts, Mode::Bvh)
+        self.all_hits(ray, opts, Mode::Bvh)
+    }
+
+    /// [`Scene::intersect_all`] with each hit's [`InstancePath`] (see [`Scene::intersect_path`]):
+    /// the same hits in the same order.
+    pub fn intersect_all_paths(&self, ray: &Ray) -> Vec<(Hit, InstancePath)> {
+        self.intersect_all_paths_with(ray, &QueryOptions::default())
+    }
+
+    /// [`Scene::intersect_all_paths`] with culling, mask and filter.
+    pub fn intersect_all_paths_with(
+        &self,
+        ray: &Ray,
+        opts: &QueryOptions,
+    ) -> Vec<(Hit, InstancePath)> {
+        let raws = self.all::<InstancePath>(ray, opts, Mode::Bvh);
+        raws.iter()
+            .map(|raw| (self.finish(ray, raw), raw.path))
+            .collect()
     }
 
     /// The number of crossings [`Scene::intersect_all`] would report, without building the hits:
@@ -342,7 +488,7 @@ impl Scene {
 
     /// [`Scene::count_intersections`] with culling, mask and filter.
     pub fn count_intersections_with(&self, ray: &Ray, opts: &QueryOptions) -> usize {
-        self.count(ray, opts, Mode::Bvh)
+        self.count_hits(ray, opts, Mode::Bvh)
     }
 
     /// [`Scene::intersect_with`] for every ray, on all cores (feature `parallel`); the result is the
@@ -383,6 +529,27 @@ impl Scene {
         self.for_each_chunk(rays, out, |rays, out| self.intersect_into(rays, opts, out));
     }
 
+    /// [`Scene::intersect_batch_into`] with each hit's [`InstancePath`] (see
+    /// [`Scene::intersect_path`]): the same hits, walked as that batch walks them.
+    ///
+    /// # Panics
+    /// When `out.len() != rays.len()` (a caller's bug).
+    pub fn intersect_path_batch_into(
+        &self,
+        rays: &[Ray],
+        opts: &QueryOptions,
+        out: &mut [Option<(Hit, InstancePath)>],
+    ) {
+        assert_eq!(
+            out.len(),
+            rays.len(),
+            "intersect_path_batch_into: one output per ray"
+        );
+        self.for_each_chunk(rays, out, |rays, out| {
+            self.intersect_path_into(rays, opts, out)
+        });
+    }
+
     /// [`Scene::occluded_batch`] into a buffer the caller keeps (`out[i]` answers `rays[i]`).
     ///
     /// # Panics
@@ -411,13 +578,47 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn intersect_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [Option<Hit>]) {
         assert_eq!(out.len(), rays.len(), "intersect_into: one output per ray");
-        if let Some(passes) = self.passes(&ctx(opts)) {
+        if self.nests() {
+            self.closest_into::<InstancePath, _>(rays, opts, out);
+        } else {
+            self.closest_into::<TopInstance, _>(rays, opts, out);
+        }
+    }
+
+    /// [`Scene::intersect_path_batch_into`] on the calling thread only (see
+    /// [`Scene::intersect_into`]).
+    ///
+    /// # Panics
+    /// When `out.len() != rays.len()` (a caller's bug).
+    pub fn intersect_path_into(
+        &self,
+        rays: &[Ray],
+        opts: &QueryOptions,
+        out: &mut [Option<(Hit, InstancePath)>],
+    ) {
+        assert_eq!(
+            out.len(),
+            rays.len(),
+            "intersect_path_into: one output per ray"
+        );
+        self.closest_into::<InstancePath, _>(rays, opts, out);
+    }
+
+    /// The closest hits of a chunk of rays on the calling thread, the walks keeping `P` of the
+    /// instances they enter, each answer an `A`.
+    fn closest_into<P: PathRecord, A: ClosestAnswer>(
+        &self,
+        rays: &[Ray],
+        opts: &QueryOptions,
+        out: &mut [Option<A>],
+    ) {
+        if let Some(passes) = self.passes(&ctx::<P>(opts)) {
             self.two_passes(
                 passes,
                 rays,
                 out,
                 opts,
-                |ray| self.closest_col(ray, opts),
+                |ray| self.closest_col::<P>(ray, opts),
                 |ray, col, out| self.closest_answer_into(ray, col, out),
             );
             return;
@@ -432,11 +633,11 @@ impl Scene {
                     rays,
                     out,
                     opts,
-                    |ray| self.closest_col(ray, opts),
+                    |ray| self.closest_col::<P>(ray, opts),
                     |ray, col, out| self.closest_answer_into(ray, &col, out),
                 )
             },
-            &|rays, p, active, out| self.closest_packet(rays, p, active, opts, out),
+            &|rays, p, active, out| self.closest_packet::<P, A>(rays, p, active, opts, out),
         );
     }
 
@@ -446,13 +647,22 @@ impl Scene {
     /// When `out.len() != rays.len()` (a caller's bug).
     pub fn occluded_into(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [bool]) {
         assert_eq!(out.len(), rays.len(), "occluded_into: one output per ray");
-        if let Some(passes) = self.passes(&ctx(opts)) {
+        if self.nests() {
+            self.any_into::<InstancePath>(rays, opts, out);
+        } else {
+            self.any_into::<TopInstance>(rays, opts, out);
+        }
+    }
+
+    /// [`Scene::occluded_into`], the walks keeping `P` of the instances they enter.
+    fn any_into<P: PathRecord>(&self, rays: &[Ray], opts: &QueryOptions, out: &mut [bool]) {
+        if let Some(passes) = self.passes(&ctx::<P>(opts)) {
             self.two_passes(
                 passes,
                 rays,
                 out,
                 opts,
-                |ray| self.any_col(ray, opts),
+                |ray| self.any_col::<P>(ray, opts),
                 |_, col, out| *out = col.found,
             );
             return;
@@ -467,14 +677,13 @@ impl Scene {
                     rays,
                     out,
                     opts,
-                    |ray| self.any_col(ray, opts),
+                    |ray| self.any_col::<P>(ray, opts),
                     |_, col, out| *out = col.found,
                 )
             },
-            &|rays, p, active, out| self.any_packet(rays, p, active, opts, out),
+            &|rays, p, active, out| self.any_packet::<P>(rays, p, active, opts, out),
         );
     }
-
     /// Splits a batch into chunks for rayon (feature `parallel`), each answered by `run(rays, out)`
     /// (the single-threaded batch entry, [`Scene::intersect_into`] or [`Scene::occluded_into`]).
     fn for_each_chunk<T: Send>(
@@ -553,15 +762,16 @@ impl Scene {
 
     /// [`Scene::intersect_with`] for the rays of `active` (the others answer `None`), walked as a
     /// packet: the same answers (ties go to the smallest ids whatever the order of the walk).
-    fn closest_packet(
+    fn closest_packet<P: PathRecord, A: ClosestAnswer>(
         &self,
         rays: &[Ray; PACKET],
         packet: &PacketBoxRay,
         active: u32,
         opts: &QueryOptions,
-        out: &mut [Option<Hit>; PACKET],
+        out: &mut [Option<A>; PACKET],
     ) {
-        let mut cols: [Closest; PACKET] = std::array::from_fn(|i| self.closest_col(&rays[i], opts));
+        let mut cols: [Closest<P>; PACKET] =
+            std::array::from_fn(|i| self.closest_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
         // By reference: moving the eight collectors out of the array would copy each of them.
         for ((col, out), ray) in cols.iter().zip(out).zip(rays) {
@@ -571,7 +781,7 @@ impl Scene {
 
     /// [`Scene::occluded_with`] for the rays of `active` (the others answer `false`), walked as a
     /// packet.
-    fn any_packet(
+    fn any_packet<P: PathRecord>(
         &self,
         rays: &[Ray; PACKET],
         packet: &PacketBoxRay,
@@ -579,7 +789,7 @@ impl Scene {
         opts: &QueryOptions,
         out: &mut [bool; PACKET],
     ) {
-        let mut cols: [Any; PACKET] = std::array::from_fn(|i| self.any_col(&rays[i], opts));
+        let mut cols: [Any<P>; PACKET] = std::array::from_fn(|i| self.any_col(&rays[i], opts));
         self.visit_packet(rays, packet, active, &ctx(opts), &mut cols);
         for (col, out) in cols.iter().zip(out) {
             *out = col.found;
@@ -590,59 +800,99 @@ impl Scene {
     /// kernels on the same data, no BVH. The reference the tests hold the BVH to.
     #[doc(hidden)]
     pub fn intersect_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> Option<Hit> {
-        self.closest(ray, opts, Mode::BruteForce)
+        self.closest_hit(ray, opts, Mode::BruteForce)
+    }
+
+    /// The brute-force twin of [`Scene::intersect_path_with`].
+    #[doc(hidden)]
+    pub fn intersect_path_brute_force(
+        &self,
+        ray: &Ray,
+        opts: &QueryOptions,
+    ) -> Option<(Hit, InstancePath)> {
+        self.closest::<InstancePath, _>(ray, opts, Mode::BruteForce)
     }
 
     /// The brute-force twin of [`Scene::occluded_with`].
     #[doc(hidden)]
     pub fn occluded_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> bool {
-        self.any(ray, opts, Mode::BruteForce)
+        self.any_hit(ray, opts, Mode::BruteForce)
     }
 
     /// The brute-force twin of [`Scene::intersect_all_with`].
     #[doc(hidden)]
     pub fn intersect_all_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> Vec<Hit> {
-        self.all(ray, opts, Mode::BruteForce)
+        self.all_hits(ray, opts, Mode::BruteForce)
     }
 
     /// The brute-force twin of [`Scene::count_intersections_with`].
     #[doc(hidden)]
     pub fn count_intersections_brute_force(&self, ray: &Ray, opts: &QueryOptions) -> usize {
-        self.count(ray, opts, Mode::BruteForce)
+        self.count_hits(ray, opts, Mode::BruteForce)
     }
 
     /// [`Scene::finish`] into `out`, in place. Out of line (it runs once per hit, and inlined it
     /// would only make the walks that call it larger), and writing the answer itself:
     /// returned by value, the hit would be stored to the caller's stack field by field and copied
     /// to the batch's slot with 32-byte loads at once, which the CPU cannot forward from those
-    /// narrower stores, so the loads would wait for the stores to complete.
+    /// narrower stores, so the loads would wait for the stores to complete. For the same reason
+    /// a hit inside instances is written by a call of its own: a store that both kinds of hit
+    /// shared would gather each hit on the stack first.
     #[inline(never)]
-    pub(crate) fn finish_into(&self, ray: &Ray, raw: &RawHit, out: &mut Option<Hit>) {
-        *out = Some(self.finish(ray, raw));
+    pub(crate) fn finish_into<P: PathRecord>(
+        &self,
+        ray: &Ray,
+        raw: &RawHit<P>,
+        out: &mut Option<Hit>,
+    ) {
+        if raw.path.top().is_some() {
+            self.finish_placed_into(ray, raw, out);
+        } else {
+            *out = Some(self.finish_own(ray, raw));
+        }
+    }
+
+    /// [`Scene::finish_into`] for a hit inside instances.
+    #[inline(never)]
+    fn finish_placed_into<P: PathRecord>(&self, ray: &Ray, raw: &RawHit<P>, out: &mut Option<Hit>) {
+        *out = Some(self.finish_placed(ray, raw));
+    }
+
+    /// [`Scene::finish_into`] with the hit's instance path (the path queries).
+    #[inline(never)]
+    fn finish_path_into<P: PathRecord>(
+        &self,
+        ray: &Ray,
+        raw: &RawHit<P>,
+        out: &mut Option<(Hit, InstancePath)>,
+    ) {
+        *out = Some((self.finish(ray, raw), raw.path.path()));
     }
 
     /// Completes a raw hit (point and normal in world space) for the world ray `ray`.
     #[inline(always)]
-    pub(crate) fn finish(&self, ray: &Ray, raw: &RawHit) -> Hit {
-        let (point, normal) = if raw.path.is_empty() {
-            // The common case, a hit on this scene's own geometry: no transform, and no copy of
-            // the ray (this function runs for every closest hit a query answers).
-            let (point, normal, _) = self.surface(raw, ray);
-            (point, normal)
+    pub(crate) fn finish<P: PathRecord>(&self, ray: &Ray, raw: &RawHit<P>) -> Hit {
+        if raw.path.top().is_some() {
+            self.finish_placed(ray, raw)
         } else {
-            self.surface_placed(ray, raw)
-        };
-        Hit {
-            t: raw.t,
-            point,
-            normal,
-            u: raw.u,
-            v: raw.v,
-            prim: raw.prim,
-            geom: raw.geom,
-            instance: raw.path.top(),
-            instance_path: raw.path,
+            self.finish_own(ray, raw)
         }
+    }
+
+    /// [`Scene::finish`] for a hit on this scene's own geometry, the common case (this runs for
+    /// every closest hit a batch answers): no transform, and no copy of the ray.
+    #[inline(always)]
+    fn finish_own<P: PathRecord>(&self, ray: &Ray, raw: &RawHit<P>) -> Hit {
+        let (point, normal, _) = self.surface(raw, ray);
+        raw.hit(point, normal)
+    }
+
+    /// [`Scene::finish`] for a hit inside instances (see [`Scene::surface_placed`]). Out of line:
+    /// the common case's code stays small.
+    #[inline(never)]
+    fn finish_placed<P: PathRecord>(&self, ray: &Ray, raw: &RawHit<P>) -> Hit {
+        let (point, normal) = self.surface_placed(ray, raw);
+        raw.hit(point, normal)
     }
 
     /// World-space point and unit normal of a hit inside instances: the ray moved into each
@@ -650,12 +900,12 @@ impl Scene {
     /// innermost scene, and the point and normal moved back out, innermost transform first. The
     /// normal is normalized once, at the end; an odd number of mirroring transforms flips a
     /// triangle's winding.
-    fn surface_placed(&self, ray: &Ray, raw: &RawHit) -> (Vec3, Vec3) {
+    fn surface_placed<P: PathRecord>(&self, ray: &Ray, raw: &RawHit<P>) -> (Vec3, Vec3) {
         let mut chain: [Option<(&Instance, &InstanceAccel)>; MAX_INSTANCE_DEPTH] =
             [None; MAX_INSTANCE_DEPTH];
         let mut scene = self;
         let mut ray_object = *ray;
-        for (k, &id) in raw.path.as_slice().iter().enumerate() {
+        for (k, &id) in raw.path.ids().iter().enumerate() {
             let (Geometry::Instance(g), Accel::Instance(a)) =
                 (&scene.geometries[id as usize], &scene.accels[id as usize])
             else {
@@ -690,7 +940,7 @@ impl Scene {
 
     /// Point, unit normal and "is a triangle" of a raw hit in this scene's space.
     #[inline(always)]
-    fn surface(&self, raw: &RawHit, ray: &Ray) -> (Vec3, Vec3, bool) {
+    fn surface<P>(&self, raw: &RawHit<P>, ray: &Ray) -> (Vec3, Vec3, bool) {
         match (&self.geometries[raw.geom as usize], &self.meshes) {
             (Geometry::Mesh(_), Some(a)) => {
                 // The local triangle in BVH order: the same f32 data the kernel tested. Mesh hits

@@ -6,7 +6,7 @@ use std::ops::{ControlFlow, Range};
 
 use glam::Vec3;
 
-use super::hit::{InstancePath, RawHit};
+use super::hit::{PathRecord, RawHit};
 use super::MeshBvh;
 use super::{Accel, Geometry, MeshAccel, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{Order, RayRun, Traverse, WideRay, PACKET};
@@ -28,6 +28,8 @@ pub(crate) enum Mode {
 
 /// Receives candidate hits.
 pub(crate) trait Collector {
+    /// What the walk keeps of the instances a hit was reached through ([`PathRecord`]).
+    type Path: PathRecord;
     /// Edge rule for triangles.
     const EDGES: EdgeRule;
     /// The order the walk takes hit children in: nearest first for a closest-hit query, whose
@@ -37,7 +39,7 @@ pub(crate) trait Collector {
     /// Hits beyond this `t` cannot matter any more.
     fn t_max(&self) -> f32;
     /// A candidate; `Break` stops the walk.
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()>;
+    fn offer(&mut self, hit: RawHit<Self::Path>) -> ControlFlow<()>;
     /// Nothing more can change the answer (an any-hit query that found one): a walk that
     /// continues the query elsewhere need not start.
     #[inline]
@@ -46,13 +48,14 @@ pub(crate) trait Collector {
     }
 }
 
-/// Per-query state that changes when entering an instance.
+/// Per-query state that changes when entering an instance; `P` is what the walk keeps of the
+/// instances entered ([`Collector::Path`]).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Ctx {
+pub(crate) struct Ctx<P> {
     pub culling: Culling,
     pub mask: u32,
     /// The instances entered so far, outermost first.
-    pub path: InstancePath,
+    pub path: P,
     /// An odd number of the transforms entered so far mirror.
     pub mirrored: bool,
 }
@@ -62,7 +65,7 @@ impl Scene {
     pub(crate) fn visit<C: Collector>(
         &self,
         ray: &Ray,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
@@ -110,7 +113,7 @@ impl Scene {
     pub(crate) fn visit_others<C: Collector>(
         &self,
         ray: &Ray,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         col: &mut C,
         streamed: &[bool],
     ) -> ControlFlow<()> {
@@ -143,7 +146,7 @@ impl Scene {
     /// `ctx`'s mask lets some mesh through: a batch then walks the mesh tree with its fast walks
     /// (packets, interleaved runs) first and the other items second ([`Scene::visit_others`]).
     #[inline]
-    pub(super) fn meshes_among_others(&self, ctx: &Ctx) -> Option<&MeshAccel> {
+    pub(super) fn meshes_among_others<P>(&self, ctx: &Ctx<P>) -> Option<&MeshAccel> {
         let others = self.top_items.iter().any(|&item| item != TopItem::Meshes);
         match &self.meshes {
             Some(m) if others && m.parts.mask_any & ctx.mask != 0 => Some(m),
@@ -154,7 +157,7 @@ impl Scene {
     /// The scene's mesh tree when the scene holds nothing else (a loaded model, OBJ groups) and
     /// `ctx`'s mask lets some mesh through. `None` otherwise, and the general walk takes over.
     #[inline]
-    pub(super) fn only_meshes(&self, ctx: &Ctx) -> Option<&MeshAccel> {
+    pub(super) fn only_meshes<P>(&self, ctx: &Ctx<P>) -> Option<&MeshAccel> {
         match (&self.top_items[..], self.top.nodes().len(), &self.meshes) {
             (&[TopItem::Meshes], 1, Some(m)) if m.parts.mask_any & ctx.mask != 0 => Some(m),
             _ => None,
@@ -165,7 +168,7 @@ impl Scene {
         &self,
         item: TopItem,
         ray: &Ray,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
@@ -181,7 +184,7 @@ impl Scene {
         &self,
         id: usize,
         ray: &Ray,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
@@ -198,7 +201,7 @@ impl Scene {
                     ..*ray
                 };
                 let inner = Ctx {
-                    path: ctx.path.pushed(id as u32),
+                    path: ctx.path.entered(id as u32),
                     mirrored: ctx.mirrored ^ a.mirrored,
                     ..*ctx
                 };
@@ -226,7 +229,7 @@ impl Scene {
         rays: &[Ray; PACKET],
         packet: &PacketBoxRay,
         mut active: u32,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         cols: &mut [C; PACKET],
     ) {
         if let Some(m) = &self.meshes {
@@ -242,7 +245,7 @@ impl MeshAccel {
     fn visit<C: Collector>(
         &self,
         ray: &Ray,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
@@ -287,7 +290,7 @@ impl MeshAccel {
         &self,
         rays: &'r [Ray],
         out: &mut [T],
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         col: impl Fn(&'r Ray) -> C,
         answer: impl Fn(&Ray, C, &mut T),
     ) {
@@ -300,7 +303,7 @@ impl MeshAccel {
         &self,
         rays: &[Ray],
         out: &mut [T],
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         col: impl Fn(usize) -> C,
         answer: impl Fn(&Ray, C, &mut T),
     ) {
@@ -350,7 +353,7 @@ impl MeshAccel {
         state: &mut MeshRay<C>,
         range: Range<usize>,
         t_max: &mut f32,
-        hits: &LeafHits,
+        hits: &LeafHits<C::Path>,
     ) -> ControlFlow<()> {
         let ray_local = &state.ray_local;
         let hray = state.hit_ray.get_or_insert_with(|| {
@@ -383,7 +386,7 @@ impl MeshAccel {
         hray: &HitRay,
         t_max: &mut f32,
         col: &mut C,
-        hits: &LeafHits,
+        hits: &LeafHits<C::Path>,
     ) -> ControlFlow<()> {
         // Two blocks per pass (one 8-wide AVX pass where the CPU has it). A leaf is never empty,
         // and with the presets' leaves of at most eight triangles it is one pass: the test is at
@@ -424,7 +427,7 @@ impl MeshAccel {
         hray: &HitRay,
         t_max: &mut f32,
         col: &mut C,
-        hits: &LeafHits,
+        hits: &LeafHits<C::Path>,
     ) -> ControlFlow<()> {
         let decided = self.decide(blocks, leaf_lanes, hray, *t_max, hits);
         self.offer(decided, base, ray_local, t_max, col, hits)
@@ -433,13 +436,13 @@ impl MeshAccel {
     /// The SIMD part of one pass: [`tri_hits`], or for a mirroring instance that culls back
     /// faces its prefilter (every candidate then goes to the kernel).
     #[inline(always)]
-    fn decide(
+    fn decide<P>(
         &self,
         blocks: &[Tri4],
         leaf_lanes: u32,
         hray: &HitRay,
         t_max: f32,
-        hits: &LeafHits,
+        hits: &LeafHits<P>,
     ) -> TriHits {
         if hits.cull_object_front {
             TriHits {
@@ -461,7 +464,7 @@ impl MeshAccel {
         ray_local: &Ray,
         t_max: &mut f32,
         col: &mut C,
-        hits: &LeafHits,
+        hits: &LeafHits<C::Path>,
     ) -> ControlFlow<()> {
         let mut lanes = decided.hit | decided.undecided;
         while lanes != 0 {
@@ -499,7 +502,7 @@ impl MeshAccel {
         rays: &[Ray; PACKET],
         packet: &PacketBoxRay,
         active: u32,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         cols: &mut [C; PACKET],
     ) -> u32 {
         let MeshBvh::Wide(bvh) = &self.bvh else {
@@ -613,7 +616,7 @@ impl MeshAccel {
 
     /// The raw hit of the kernel's hit `h` on the triangle at `slot`.
     #[inline(always)]
-    fn raw_hit(&self, slot: usize, h: TriHit, hits: &LeafHits) -> RawHit {
+    fn raw_hit<P: PathRecord>(&self, slot: usize, h: TriHit, hits: &LeafHits<P>) -> RawHit<P> {
         let (geom, prim) = self
             .parts
             .locate(self.blocks[slot / LANES].ids[slot % LANES]);
@@ -631,7 +634,7 @@ impl MeshAccel {
     /// Whether the ray's mask lets scene-wide triangle `global` through: its geometry's mask meets
     /// the ray's. Asked only when some part's mask misses the ray's ([`LeafHits::check_masks`]).
     #[inline(always)]
-    fn passes(&self, global: u32, hits: &LeafHits) -> bool {
+    fn passes<P>(&self, global: u32, hits: &LeafHits<P>) -> bool {
         !hits.check_masks || self.parts.masks[self.parts.part_of(global)] & hits.mask != 0
     }
 
@@ -644,11 +647,11 @@ impl MeshAccel {
     /// the SIMD test's ray, and only the rare undecided lane pays for the kernel's.
     #[inline(never)]
     #[cold]
-    fn test_undecided(
+    fn test_undecided<P>(
         &self,
         ray_local: &Ray,
         slot: usize,
-        hits: &LeafHits,
+        hits: &LeafHits<P>,
         edges: EdgeRule,
     ) -> Option<TriHit> {
         self.test(&WatertightRay::new(ray_local), slot, hits, edges)
@@ -658,11 +661,11 @@ impl MeshAccel {
     /// mirroring instance drops the object-space front face). Always inlined into its callers:
     /// the brute-force walk and [`MeshAccel::test_undecided`].
     #[inline(always)]
-    fn test(
+    fn test<P>(
         &self,
         wray: &WatertightRay,
         slot: usize,
-        hits: &LeafHits,
+        hits: &LeafHits<P>,
         edges: EdgeRule,
     ) -> Option<TriHit> {
         let [a, b, c] = self.tri(slot);
@@ -686,16 +689,16 @@ struct MeshRay<C> {
 
 /// The rays of [`MeshAccel::visit_each_indexed`] as a run for the traversal: collector `col(i)`
 /// per ray, `answer(ray, collector, &mut out[i])` at the end of each walk.
-struct MeshRun<'a, T, Col, Ans> {
+struct MeshRun<'a, P, T, Col, Ans> {
     mesh: &'a MeshAccel,
-    hits: LeafHits,
+    hits: LeafHits<P>,
     rays: &'a [Ray],
     out: &'a mut [T],
     col: Col,
     answer: Ans,
 }
 
-impl<C, T, Col, Ans> RayRun for MeshRun<'_, T, Col, Ans>
+impl<C, T, Col, Ans> RayRun for MeshRun<'_, C::Path, T, Col, Ans>
 where
     C: Collector,
     Col: Fn(usize) -> C,
@@ -732,6 +735,7 @@ where
 
 /// A collector lent to one walk ([`MeshAccel::visit`]).
 impl<C: Collector> Collector for &mut C {
+    type Path = C::Path;
     const EDGES: EdgeRule = C::EDGES;
     const ORDER: Order = C::ORDER;
     #[inline(always)]
@@ -739,19 +743,20 @@ impl<C: Collector> Collector for &mut C {
         (**self).t_max()
     }
     #[inline(always)]
-    fn offer(&mut self, hit: RawHit) -> ControlFlow<()> {
+    fn offer(&mut self, hit: RawHit<C::Path>) -> ControlFlow<()> {
         (**self).offer(hit)
     }
 }
 
 /// What the mesh tree's leaves need of the query to test triangles and name their hits.
 #[derive(Clone, Copy, Debug)]
-struct LeafHits {
+struct LeafHits<P> {
     /// The ray's mask.
     mask: u32,
     /// Whether some mesh's mask misses the ray's, so that each candidate's mesh must be asked.
     check_masks: bool,
-    path: InstancePath,
+    /// The instances entered, as the collector keeps them.
+    path: P,
     /// The culling the kernel applies.
     kernel_culling: Culling,
     /// Whether hits on the object-space front face must be dropped after the kernel. A mirroring
@@ -761,9 +766,9 @@ struct LeafHits {
     cull_object_front: bool,
 }
 
-impl LeafHits {
+impl<P: Copy> LeafHits<P> {
     #[inline(always)]
-    fn new(parts: &super::MeshParts, ctx: &Ctx) -> Self {
+    fn new(parts: &super::MeshParts, ctx: &Ctx<P>) -> Self {
         let cull_object_front = ctx.culling == Culling::Back && ctx.mirrored;
         Self {
             mask: ctx.mask,
@@ -792,7 +797,7 @@ impl SpheresAccel {
         spheres: &Spheres,
         ray: &Ray,
         geom: u32,
-        ctx: &Ctx,
+        ctx: &Ctx<C::Path>,
         mode: Mode,
         col: &mut C,
     ) -> ControlFlow<()> {
