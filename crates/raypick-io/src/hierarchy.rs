@@ -12,9 +12,10 @@
 //!   mesh), then the node's children, each placed by these rules with its own transform.
 //! - The scene returned holds the roots, placed by these rules.
 //!
-//! Every geometry is named after its node, so a hit's [`InstancePath`](raypick::scene::InstancePath)
-//! walks the nodes from a root down to the node struck (named twice when that node has children:
-//! once for its scene, once for its mesh's), and [`Nodes::node_of`] reads the node off it.
+//! Every geometry is named after its node, so a hit's [`InstancePath`] (from the path queries,
+//! [`Scene::intersect_path`](raypick::Scene::intersect_path) and its kin) walks the nodes from a
+//! root down to the node struck (named twice when that node has children: once for its scene,
+//! once for its mesh's), and [`Nodes::node_of`] reads the node off it.
 //!
 //! # Depth
 //! The engine nests at most [`MAX_INSTANCE_DEPTH`] instances. A node gets a scene of its own only
@@ -33,7 +34,7 @@
 use std::sync::Arc;
 
 use glam::Affine3A;
-use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh, MAX_INSTANCE_DEPTH};
+use raypick::{BuildError, Hit, InstancePath, Scene, SceneBuilder, TriMesh, MAX_INSTANCE_DEPTH};
 
 use crate::error::{LoadError, Source};
 use crate::model::{MeshData, NodeData};
@@ -75,11 +76,12 @@ impl Nodes {
         self.names.is_empty()
     }
 
-    /// The node a hit struck (the deepest node on its path), an index into [`Self::names`];
-    /// `None` when the hit is not from the scene these nodes were built with.
-    pub fn node_of(&self, hit: &Hit) -> Option<usize> {
+    /// The node a hit struck (the deepest node on its instance path `path`, which the path
+    /// queries return beside the hit), an index into [`Self::names`]; `None` when the hit is not
+    /// from the scene these nodes were built with.
+    pub fn node_of(&self, hit: &Hit, path: &InstancePath) -> Option<usize> {
         let mut scene = self.scenes.first()?;
-        let ids = hit.instance_path.as_slice().iter();
+        let ids = path.as_slice().iter();
         for &id in ids.chain(std::iter::once(&hit.geom)) {
             let placed = scene.get(id as usize)?;
             match placed.scene {

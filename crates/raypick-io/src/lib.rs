@@ -5,8 +5,9 @@
 //!
 //! let loaded = raypick_io::load("CesiumMilkTruck.glb")?;
 //! let ray = Ray::new(Vec3::new(0.0, 1.0, 10.0), Vec3::new(0.0, 0.0, -1.0));
-//! if let Some(hit) = loaded.scene.intersect(&ray) {
-//!     println!("hit {:?} at t = {}", loaded.name_of(&hit), hit.t);
+//! // The path query: under `Instancing::Hierarchy` the instance path names the glTF node struck.
+//! if let Some((hit, path)) = loaded.scene.intersect_path(&ray) {
+//!     println!("hit {:?} at t = {}", loaded.name_of(&hit, &path), hit.t);
 //! }
 //! # Ok::<(), raypick_io::LoadError>(())
 //! ```

@@ -22,17 +22,18 @@
 //!   instances, a scene per node with children and an instance of its mesh's scene per node
 //!   with a mesh, at most [`raypick::MAX_INSTANCE_DEPTH`] deep (the full layout, and what
 //!   happens below that depth: [`crate::hierarchy`]). Top-level geometry `j` is the `j`-th root
-//!   that shows a mesh, and a hit's `instance_path` leads from a root to the node struck;
-//!   [`Loaded::nodes`] maps it back ([`Loaded::node_of`]). A model without a node tree but with
+//!   that shows a mesh, and a hit's instance path (from the path queries,
+//!   [`Scene::intersect_path`](raypick::Scene::intersect_path) and its kin) leads from a root to
+//!   the node struck; [`Loaded::nodes`] maps it back ([`Loaded::node_of`]). A model without a node tree but with
 //!   instances is built as a tree of roots, one per instance.
 //!
-//! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit back into these names and indices,
-//! under every policy: for glTF, the node struck and the mesh it shows.
+//! [`Loaded::name_of`] and [`Loaded::mesh_of`] turn any hit and its instance path back into these
+//! names and indices, under every policy: for glTF, the node struck and the mesh it shows.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use raypick::{BuildError, Hit, Scene, SceneBuilder, TriMesh};
+use raypick::{BuildError, Hit, InstancePath, Scene, SceneBuilder, TriMesh};
 
 use crate::error::{Format, LoadError, Source};
 use crate::hierarchy::{self, Nodes};
@@ -86,12 +87,25 @@ impl Loaded {
         hit.instance.unwrap_or(hit.geom)
     }
 
-    /// The name of what the hit struck (an OBJ group, a glTF node, …). Under
-    /// [`Instancing::Hierarchy`], the node struck, however deep.
-    pub fn name_of(&self, hit: &Hit) -> Option<&str> {
+    /// The name of what the hit struck (an OBJ group, a glTF node, …). `path` is the hit's
+    /// instance path, which the path queries ([`Scene::intersect_path`] and its kin) return beside
+    /// it: under [`Instancing::Hierarchy`] it names the node struck, however deep; under the other
+    /// policies only the hit is read.
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, Ray};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gltf/CesiumMilkTruck.glb");
+    /// let truck = raypick_io::load(path)?;
+    /// let ray = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(0.0, -1.0, 0.0));
+    /// let (hit, path) = truck.scene.intersect_path(&ray).expect("a hit");
+    /// assert!(truck.name_of(&hit, &path).is_some());
+    /// # Ok::<(), raypick_io::LoadError>(())
+    /// ```
+    pub fn name_of(&self, hit: &Hit, path: &InstancePath) -> Option<&str> {
         if !self.nodes.is_empty() {
             return self
-                .node_of(hit)
+                .node_of(hit, path)
                 .and_then(|node| self.nodes.names.get(node))
                 .map(String::as_str);
         }
@@ -100,11 +114,11 @@ impl Loaded {
             .map(String::as_str)
     }
 
-    /// The index of the model mesh the hit struck.
-    pub fn mesh_of(&self, hit: &Hit) -> Option<usize> {
+    /// The index of the model mesh the hit struck (`path` as for [`Self::name_of`]).
+    pub fn mesh_of(&self, hit: &Hit, path: &InstancePath) -> Option<usize> {
         if !self.nodes.is_empty() {
             return self
-                .node_of(hit)
+                .node_of(hit, path)
                 .and_then(|node| self.nodes.mesh.get(node).copied().flatten());
         }
         self.geometry_mesh
@@ -113,7 +127,8 @@ impl Loaded {
     }
 
     /// Under [`Instancing::Hierarchy`], the node the hit struck, an index into
-    /// [`Nodes::names`] (and [`Model::nodes`]); `None` under the other policies.
+    /// [`Nodes::names`] (and [`Model::nodes`]), read off the hit's instance path `path` (from the
+    /// path queries); `None` under the other policies.
     ///
     /// ```
     /// use raypick::{glam::Vec3, Ray};
@@ -124,20 +139,21 @@ impl Loaded {
     /// let truck = raypick_io::load_with(path, &options)?;
     /// // Down onto the truck: every part hangs below its root node, so the path is nested.
     /// let ray = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::new(0.0, -1.0, 0.0));
-    /// let hit = truck.scene.intersect(&ray).expect("a hit");
-    /// let node = truck.node_of(&hit).unwrap();
-    /// assert_eq!(truck.name_of(&hit), Some(truck.nodes.names[node].as_str()));
-    /// assert!(hit.instance_path.len() >= 2);
+    /// let (hit, path) = truck.scene.intersect_path(&ray).expect("a hit");
+    /// let node = truck.node_of(&hit, &path).unwrap();
+    /// assert_eq!(truck.name_of(&hit, &path), Some(truck.nodes.names[node].as_str()));
+    /// assert!(path.len() >= 2);
     /// # Ok::<(), raypick_io::LoadError>(())
     /// ```
-    pub fn node_of(&self, hit: &Hit) -> Option<usize> {
-        self.nodes.node_of(hit)
+    pub fn node_of(&self, hit: &Hit, path: &InstancePath) -> Option<usize> {
+        self.nodes.node_of(hit, path)
     }
 
     /// The name of the model mesh the hit struck (for glTF the mesh name, e.g. `"Wheels"`, shared
-    /// by every node that places it; for the other formats the same as [`Self::name_of`]).
-    pub fn mesh_name_of(&self, hit: &Hit) -> Option<&str> {
-        self.mesh_of(hit)
+    /// by every node that places it; for the other formats the same as [`Self::name_of`]; `path`
+    /// as for [`Self::name_of`]).
+    pub fn mesh_name_of(&self, hit: &Hit, path: &InstancePath) -> Option<&str> {
+        self.mesh_of(hit, path)
             .and_then(|mesh| self.mesh_names.get(mesh))
             .map(String::as_str)
     }

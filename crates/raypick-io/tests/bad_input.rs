@@ -608,8 +608,8 @@ fn gltf_zero_scale_instances_are_baked_not_refused() {
     let down = raypick::glam::Vec3::new(0.0, 0.0, -1.0);
     for (x, name) in [(0.25, "flat"), (5.25, "moved")] {
         let ray = raypick::Ray::new(raypick::glam::Vec3::new(x, 0.25, 1.0), down);
-        let hit = loaded.scene.intersect(&ray).expect(name);
-        assert_eq!(loaded.name_of(&hit), Some(name));
+        let (hit, path) = loaded.scene.intersect_path(&ray).expect(name);
+        assert_eq!(loaded.name_of(&hit, &path), Some(name));
         assert!((hit.t - 1.0).abs() < 1e-6);
     }
 }

@@ -8,7 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use raypick::glam::{Mat3, Vec3};
-use raypick::{Hit, Ray, Scene, SceneBuilder, TriMesh};
+use raypick::{Hit, InstancePath, Ray, Scene, SceneBuilder, TriMesh};
 use raypick_io::{load, load_with, parse_file, Instancing, LoadOptions};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/");
@@ -118,9 +118,14 @@ fn simple_meshes_match_literal_triangles() {
     assert!(hits > 200, "{hits} hits");
     // Each hit names the node it went through.
     for ray in &rays {
-        if let (Some(a), Some(b)) = (loaded.scene.intersect(ray), by_hand.intersect(ray)) {
+        if let (Some((a, path)), Some(b)) =
+            (loaded.scene.intersect_path(ray), by_hand.intersect(ray))
+        {
             if a.t == b.t && ray.origin.x < 0.9 {
-                assert_eq!(loaded.name_of(&a), Some(loaded.geometry_names[0].as_str()));
+                assert_eq!(
+                    loaded.name_of(&a, &path),
+                    Some(loaded.geometry_names[0].as_str())
+                );
                 assert_eq!(a.instance, Some(0));
             }
         }
@@ -291,7 +296,8 @@ fn load_as(path: &str, instancing: Instancing) -> raypick_io::Loaded {
 /// `a` and `b`, two loads of one model, give every ray the same closest hit: both hit or both
 /// miss (a miss in one only is a ray through an edge), `t` within the rounding of the transform
 /// chains, the same triangle of the same node by name (or, when the nodes differ, a tie: `b`
-/// has a hit on `a`'s node at the same `t`). Returns the number of hits.
+/// has a hit on `a`'s node at the same `t`). `b` is a flat load (its names need no instance
+/// path). Returns the number of hits.
 fn assert_same_answers(
     a: &raypick_io::Loaded,
     b: &raypick_io::Loaded,
@@ -300,17 +306,17 @@ fn assert_same_answers(
 ) -> usize {
     let mut hits = 0;
     for (i, ray) in rays.iter().enumerate() {
-        let (ha, hb) = (a.scene.intersect(ray), b.scene.intersect(ray));
-        let (ha, hb) = match (ha, hb) {
+        let (ha, hb) = (a.scene.intersect_path(ray), b.scene.intersect_path(ray));
+        let ((ha, pa), (hb, pb)) = match (ha, hb) {
             (Some(ha), Some(hb)) => (ha, hb),
             (None, None) => continue,
             (ha, hb) => {
-                let hit = ha.or(hb).unwrap();
+                let (hit, _) = ha.or(hb).unwrap();
                 assert!(
                     hit.u.min(hit.v).min(1.0 - hit.u - hit.v) < 1e-4,
                     "{what} ray {i}: {:?} vs {:?}",
-                    ha.map(|h| h.t),
-                    hb.map(|h| h.t)
+                    ha.map(|(h, _)| h.t),
+                    hb.map(|(h, _)| h.t)
                 );
                 continue;
             }
@@ -333,11 +339,16 @@ fn assert_same_answers(
             ha.t,
             hb.t
         );
-        let (na, nb) = (a.name_of(&ha), b.name_of(&hb));
+        let (na, nb) = (a.name_of(&ha, &pa), b.name_of(&hb, &pb));
         assert!(na.is_some() && nb.is_some(), "{what} ray {i}: unnamed hit");
-        assert_eq!(a.mesh_of(&ha).is_some(), b.mesh_of(&hb).is_some(), "{what}");
+        assert_eq!(
+            a.mesh_of(&ha, &pa).is_some(),
+            b.mesh_of(&hb, &pb).is_some(),
+            "{what}"
+        );
         if na != nb {
-            let on_a_node = |h: &Hit| b.name_of(h) == na;
+            assert!(b.nodes.is_empty(), "{what}: b is a flat load");
+            let on_a_node = |h: &Hit| b.name_of(h, &InstancePath::EMPTY) == na;
             let options = raypick::QueryOptions {
                 filter: Some(&on_a_node),
                 ..Default::default()
@@ -349,7 +360,11 @@ fn assert_same_answers(
             );
             continue;
         }
-        assert_eq!(a.mesh_of(&ha), b.mesh_of(&hb), "{what} ray {i}: mesh");
+        assert_eq!(
+            a.mesh_of(&ha, &pa),
+            b.mesh_of(&hb, &pb),
+            "{what} ray {i}: mesh"
+        );
         if ha.prim != hb.prim {
             // Two triangles of one mesh meeting at the point: an edge or vertex hit.
             let on_edge = |h: &Hit| h.u.min(h.v).min(1.0 - h.u - h.v) < 1e-3;
@@ -387,14 +402,15 @@ fn hierarchy_answers_as_the_flat_policies_on_every_gltf_model() {
         }
         // A hit's node shows a mesh, and its chain of ancestors leads down the path's nodes.
         for ray in &rays {
-            let Some(hit) = nested.scene.intersect(ray) else {
+            let Some((hit, hit_path)) = nested.scene.intersect_path(ray) else {
                 continue;
             };
-            let node = nested.node_of(&hit).unwrap();
+            assert_eq!(nested.scene.intersect(ray), Some(hit));
+            let node = nested.node_of(&hit, &hit_path).unwrap();
             assert!(nested.nodes.mesh[node].is_some(), "{path}");
             let chain = nested.nodes.chain(node);
             assert_eq!(chain.last(), Some(&node));
-            let path_names = names_on_path(&nested.scene, &hit);
+            let path_names = names_on_path(&nested.scene, &hit_path);
             for name in &path_names {
                 assert!(
                     chain.iter().any(|&n| &nested.nodes.names[n] == name),
@@ -405,11 +421,11 @@ fn hierarchy_answers_as_the_flat_policies_on_every_gltf_model() {
     }
 }
 
-/// The names of the instances a hit went through, outermost first.
-fn names_on_path(scene: &Scene, hit: &Hit) -> Vec<String> {
-    let mut outer = raypick::scene::InstancePath::EMPTY;
+/// The names of the instances on a hit's path, outermost first.
+fn names_on_path(scene: &Scene, path: &InstancePath) -> Vec<String> {
+    let mut outer = InstancePath::EMPTY;
     let mut names = Vec::new();
-    for &id in hit.instance_path.as_slice() {
+    for &id in path.as_slice() {
         let holder = scene.placed_scene(&outer).unwrap();
         names.push(holder.geometry_name(id).unwrap().to_string());
         outer = outer.pushed(id);
@@ -479,26 +495,26 @@ fn a_three_level_hierarchy_names_every_node_on_the_path() {
     let flat = load_as(&path, Instancing::Shared);
     for (x, node, mesh, t, on_path) in cases {
         let ray = Ray::new(Vec3::new(x, 0.2, 5.0), Vec3::new(0.0, 0.0, -1.0));
-        let hit = nested.scene.intersect(&ray).unwrap();
-        assert_eq!(nested.name_of(&hit), Some(node));
-        assert_eq!(nested.mesh_of(&hit), Some(mesh));
+        let (hit, hit_path) = nested.scene.intersect_path(&ray).unwrap();
+        assert_eq!(nested.name_of(&hit, &hit_path), Some(node));
+        assert_eq!(nested.mesh_of(&hit, &hit_path), Some(mesh));
         assert_eq!(
-            nested.mesh_name_of(&hit),
+            nested.mesh_name_of(&hit, &hit_path),
             Some(format!("mesh{mesh}").as_str())
         );
         assert_eq!(hit.t, t, "{node}");
-        assert_eq!(hit.instance_path.len(), on_path.len(), "{node}");
-        assert_eq!(names_on_path(&nested.scene, &hit), on_path, "{node}");
+        assert_eq!(hit_path.len(), on_path.len(), "{node}");
+        assert_eq!(names_on_path(&nested.scene, &hit_path), on_path, "{node}");
         let chain: Vec<&str> = nested
             .nodes
-            .chain(nested.node_of(&hit).unwrap())
+            .chain(nested.node_of(&hit, &hit_path).unwrap())
             .into_iter()
             .map(|n| nested.nodes.names[n].as_str())
             .collect();
         assert_eq!(chain.last(), Some(&node));
         // The flat load names the same node.
-        let flat_hit = flat.scene.intersect(&ray).unwrap();
-        assert_eq!(flat.name_of(&flat_hit), Some(node));
+        let (flat_hit, flat_path) = flat.scene.intersect_path(&ray).unwrap();
+        assert_eq!(flat.name_of(&flat_hit, &flat_path), Some(node));
         assert_eq!((flat_hit.t, flat_hit.prim), (hit.t, hit.prim));
     }
     // The shared mesh is stored once.
@@ -553,10 +569,16 @@ fn a_chain_deeper_than_the_engine_nests_loads_flat_below_the_limit() {
                 .world_from_object
                 .transform_point3(Vec3::new(1.0 / 3.0, 1.0 / 3.0, 0.0));
         let ray = Ray::new(centre + Vec3::Z * 10.0, -Vec3::Z);
-        let hit = nested.scene.intersect(&ray).unwrap();
-        assert_eq!(nested.name_of(&hit), Some(instance.name.as_str()));
+        let (hit, hit_path) = nested.scene.intersect_path(&ray).unwrap();
         assert_eq!(
-            nested.nodes.chain(nested.node_of(&hit).unwrap()).len(),
+            nested.name_of(&hit, &hit_path),
+            Some(instance.name.as_str())
+        );
+        assert_eq!(
+            nested
+                .nodes
+                .chain(nested.node_of(&hit, &hit_path).unwrap())
+                .len(),
             instance.name[1..].parse::<usize>().unwrap() + 1
         );
     }
@@ -583,8 +605,8 @@ fn a_node_transform_that_cannot_be_inverted_is_baked_under_hierarchy() {
         nested.notes
     );
     let ray = Ray::new(Vec3::new(-0.2, 0.2, 5.0), -Vec3::Z);
-    let hit = nested.scene.intersect(&ray).unwrap();
-    assert_eq!(nested.name_of(&hit), Some("mirror"));
+    let (hit, hit_path) = nested.scene.intersect_path(&ray).unwrap();
+    assert_eq!(nested.name_of(&hit, &hit_path), Some("mirror"));
     let flat = load_as(&path, Instancing::Shared);
     let rays = rays_around(&flat.scene, 1000, 9);
     assert_same_answers(&nested, &flat, &rays, "zero scale");
