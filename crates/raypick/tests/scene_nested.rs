@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use raypick::camera::{pick_rect, Camera, ClipSpace, PixelRect, Projection, Viewport};
+use raypick::camera::{
+    pick, pick_path, pick_rect, Camera, ClipSpace, PixelRect, Projection, Viewport,
+};
 use raypick::geom::Culling;
-use raypick::glam::{Affine3A, Quat, Vec3};
+use raypick::glam::{Affine3A, Quat, Vec2, Vec3};
 use raypick::scene::shapes::icosphere;
 use raypick::{
     BuildError, InstancePath, QueryOptions, Ray, Scene, SceneBuilder, TriMesh, MAX_INSTANCE_DEPTH,
@@ -345,4 +347,39 @@ fn marquee_selection_enters_nested_instances() {
     for want in [(0, Some(0)), (1, Some(0)), (0, Some(1)), (1, Some(1))] {
         assert!(found.contains(&want), "{want:?} not in {found:?}");
     }
+}
+
+#[test]
+fn a_pick_with_its_path_is_the_pick_and_the_path_query() {
+    let mut rng = Pcg64::seed_from_u64(39);
+    let (nested, _, _) = nested_and_flat(&mut rng);
+    let b = nested.bounds();
+    let eye = b.center() + Vec3::new(0.0, 0.0, b.extent().length());
+    let projection =
+        Projection::perspective(0.9, 4.0 / 3.0, 0.1, 1000.0, ClipSpace::OpenGl).unwrap();
+    let cam = Camera::look_at(
+        eye,
+        b.center(),
+        Vec3::Y,
+        projection,
+        Viewport::new(400.0, 300.0),
+    )
+    .unwrap();
+    let (mut hits, mut deep) = (0, 0);
+    for y in (0..300).step_by(4) {
+        for x in (0..400).step_by(4) {
+            let pixel = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            let with_path = pick_path(&nested, &cam, pixel);
+            assert_eq!(with_path.map(|(p, _)| p), pick(&nested, &cam, pixel));
+            if let Some((p, path)) = with_path {
+                assert_eq!(nested.intersect_path(&p.ray), Some((p.hit, path)));
+                hits += 1;
+                deep += usize::from(path.len() == 3);
+            }
+        }
+    }
+    assert!(
+        hits > 50 && deep > 20,
+        "{deep} of {hits} picks three instances deep"
+    );
 }

@@ -8,7 +8,7 @@
 //! | [`unproject`](mod@unproject) | [`unproject`](fn@unproject) / [`project`] (= `gluUnProject`, `D3DXVec3Unproject`) |
 //! | [`view`] | [`Camera`]: look-at, framing of bounds, pixel rays |
 //! | [`orbit`] | [`Orbit`]: yaw / pitch / distance around a target |
-//! | [`pick`](mod@pick) | [`pick`](fn@pick), [`pick_with_tolerance`], [`pick_rect`] (marquee selection) |
+//! | [`pick`](mod@pick) | [`pick`](fn@pick), [`pick_path`] (with the instance path), [`pick_with_tolerance`], [`pick_rect`] (marquee selection) |
 //! | [`frustum`] | [`Frustum`], [`PixelRect`]: exact triangle / sphere vs sub-frustum tests |
 //!
 //! ## Conventions
@@ -32,7 +32,10 @@ pub mod viewport;
 
 pub use frustum::{Frustum, PixelRect};
 pub use orbit::Orbit;
-pub use pick::{pick, pick_rect, pick_rect_with, pick_with, pick_with_tolerance, Pick};
+pub use pick::{
+    pick, pick_path, pick_path_with, pick_rect, pick_rect_with, pick_with, pick_with_tolerance,
+    Pick,
+};
 pub use projection::{ClipSpace, DepthOrder, Projection};
 pub use unproject::{d3dx_project, d3dx_unproject, glu_project, glu_unproject, project, unproject};
 pub use view::Camera;

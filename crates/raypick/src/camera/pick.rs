@@ -1,5 +1,5 @@
-//! Picking: what is under a pixel ([`pick`]), near it ([`pick_with_tolerance`]) or inside a
-//! marquee rectangle ([`pick_rect`]).
+//! Picking: what is under a pixel ([`pick`]; with the instance path of a hit in nested instances,
+//! [`pick_path`]), near it ([`pick_with_tolerance`]) or inside a marquee rectangle ([`pick_rect`]).
 //!
 //! A pick casts [`Camera::pixel_ray`] (origin on the near plane, unit direction, `t` in world units,
 //! ends at the far plane) through the scene's closest-hit query, so it sees exactly what the
@@ -11,7 +11,7 @@ use glam::{Vec2, Vec3};
 use super::frustum::{Frustum, PixelRect};
 use super::view::Camera;
 use crate::geom::Ray;
-use crate::scene::{Geometry, Hit, QueryOptions, Scene};
+use crate::scene::{Geometry, Hit, InstancePath, QueryOptions, Scene};
 
 /// A pick: the closest hit under a pixel and the ray that found it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,6 +84,26 @@ pub fn pick_with(scene: &Scene, camera: &Camera, pixel: Vec2, opts: &QueryOption
     scene
         .intersect_with(&ray, opts)
         .map(|hit| Pick { hit, ray, pixel })
+}
+
+/// [`pick`] and the hit's [`InstancePath`], every instance it was reached through, outermost
+/// first ([`Scene::intersect_path`]): what names the part picked in nested instances (a glTF
+/// node tree). The pick is the one [`pick`] returns.
+pub fn pick_path(scene: &Scene, camera: &Camera, pixel: Vec2) -> Option<(Pick, InstancePath)> {
+    pick_path_with(scene, camera, pixel, &QueryOptions::default())
+}
+
+/// [`pick_path`] with query options (mask, culling, filter).
+pub fn pick_path_with(
+    scene: &Scene,
+    camera: &Camera,
+    pixel: Vec2,
+    opts: &QueryOptions,
+) -> Option<(Pick, InstancePath)> {
+    let ray = camera.pixel_ray(pixel.x, pixel.y);
+    scene
+        .intersect_path_with(&ray, opts)
+        .map(|(hit, path)| (Pick { hit, ray, pixel }, path))
 }
 
 /// Spacing of the tolerance samples, in pixels: rings 0.5 px apart with samples at most 0.5 px
