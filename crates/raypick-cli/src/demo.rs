@@ -24,10 +24,11 @@ pub struct NamedScene {
 }
 
 impl NamedScene {
-    /// The name of what a hit struck: the node struck in a node tree, else its top-level
-    /// instance's name, else its geometry's.
-    pub fn name_of(&self, hit: &raypick::Hit) -> &str {
-        if let Some(node) = self.nodes.node_of(hit) {
+    /// The name of what a hit struck: the node struck in a node tree (read off the hit's
+    /// instance path `path`, from the path queries), else its top-level instance's name, else
+    /// its geometry's.
+    pub fn name_of(&self, hit: &raypick::Hit, path: &raypick::InstancePath) -> &str {
+        if let Some(node) = self.nodes.node_of(hit, path) {
             return self.nodes.names.get(node).map_or("?", String::as_str);
         }
         let top = hit.instance.unwrap_or(hit.geom) as usize;

@@ -200,10 +200,10 @@ fn assert_picks_match(
             ),
             eye
         );
-        let expected = raypick::camera::pick(&model.scene, &camera, px);
+        let expected = raypick::camera::pick_path(&model.scene, &camera, px);
         match (&expected, r["hit"].is_null()) {
             (None, true) => {}
-            (Some(p), false) => {
+            (Some((p, path)), false) => {
                 hits += 1;
                 let h = &r["hit"];
                 assert_eq!(h["triangle"].as_u64(), Some(p.hit.prim as u64), "{px}");
@@ -213,7 +213,7 @@ fn assert_picks_match(
                     p.hit.instance.map(u64::from),
                     "{px}"
                 );
-                assert_eq!(h["object"].as_str(), Some(model.name_of(&p.hit)));
+                assert_eq!(h["object"].as_str(), Some(model.name_of(&p.hit, path)));
                 assert_eq!(f32_of(&h["t"]), p.hit.t);
                 assert_eq!(f32_of(&h["u"]), p.hit.u);
                 assert_eq!(f32_of(&h["v"]), p.hit.v);

@@ -41,13 +41,13 @@ pub fn run(out: &Path, size: (u32, u32)) -> Result<()> {
         picks.push((
             label,
             pixel,
-            raypick::camera::pick(&model.scene, &camera, pixel),
+            raypick::camera::pick_path(&model.scene, &camera, pixel),
         ));
     }
     let highlight = picks
         .iter()
         .find_map(|(_, _, p)| p.as_ref())
-        .map(|p| Highlight::of(&p.hit));
+        .map(|(p, _)| Highlight::of(&p.hit));
     let (mut image, stats) = render(&model.scene, &camera, Mode::Shaded, highlight, |_| {});
     for (_, pixel, pick) in &picks {
         image.mark(
@@ -83,7 +83,7 @@ pub fn run(out: &Path, size: (u32, u32)) -> Result<()> {
             pixel.y - 0.5
         );
         match pick {
-            Some(p) => print_hit(&model, &p.hit),
+            Some((p, path)) => print_hit(&model, &p.hit, path),
             None => println!("  nothing"),
         }
     }

@@ -27,7 +27,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use glam::Vec3;
-use raypick::{Hit, Scene};
+use raypick::{Hit, InstancePath, Scene};
 use raypick_cli::demo::{demo_scene, NamedScene};
 use raypick_cli::view::Framing;
 
@@ -123,13 +123,14 @@ pub fn vec3_json(v: Vec3) -> serde_json::Value {
     serde_json::json!([v.x, v.y, v.z])
 }
 
-/// A hit as JSON, as `pick --json` and the viewer's `/api/pick` print it.
-pub fn hit_json(model: &NamedScene, hit: &Hit) -> serde_json::Value {
+/// A hit and its instance path (from the path queries) as JSON, as `pick --json` and the
+/// viewer's `/api/pick` print them.
+pub fn hit_json(model: &NamedScene, hit: &Hit, path: &InstancePath) -> serde_json::Value {
     serde_json::json!({
-        "object": model.name_of(hit),
+        "object": model.name_of(hit, path),
         "geometry": hit.geom,
         "instance": hit.instance,
-        "instance_path": hit.instance_path.as_slice(),
+        "instance_path": path.as_slice(),
         "triangle": hit.prim,
         "t": hit.t,
         "point": vec3_json(hit.point),
@@ -139,12 +140,12 @@ pub fn hit_json(model: &NamedScene, hit: &Hit) -> serde_json::Value {
     })
 }
 
-/// A hit as indented lines.
-pub fn print_hit(model: &NamedScene, hit: &Hit) {
+/// A hit (with its instance path, from the path queries) as indented lines.
+pub fn print_hit(model: &NamedScene, hit: &Hit, path: &InstancePath) {
     let instance = hit
         .instance
         .map_or_else(|| "-".to_string(), |i| i.to_string());
-    println!("  object      {}", model.name_of(hit));
+    println!("  object      {}", model.name_of(hit, path));
     println!(
         "  geometry    {}   instance {}   primitive {}",
         hit.geom, instance, hit.prim

@@ -33,23 +33,24 @@ pub fn run(
             h
         );
     }
-    let pick = raypick::camera::pick(&model.scene, &camera, pixel);
+    // With the path: under --hierarchy it names the node struck.
+    let pick = raypick::camera::pick_path(&model.scene, &camera, pixel);
     match output {
         Output::Json => {
             let v = serde_json::json!({
                 "pixel": [pixel.x, pixel.y],
-                "ray": pick.as_ref().map(|p| serde_json::json!({
+                "ray": pick.as_ref().map(|(p, _)| serde_json::json!({
                     "origin": [p.ray.origin.x, p.ray.origin.y, p.ray.origin.z],
                     "dir": [p.ray.dir.x, p.ray.dir.y, p.ray.dir.z],
                 })),
-                "hit": pick.as_ref().map(|p| hit_json(&model, &p.hit)),
+                "hit": pick.as_ref().map(|(p, path)| hit_json(&model, &p.hit, path)),
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         Output::Text => match &pick {
-            Some(p) => {
+            Some((p, path)) => {
                 println!("pixel ({}, {}): hit", pixel.x, pixel.y);
-                print_hit(&model, &p.hit);
+                print_hit(&model, &p.hit, path);
             }
             None => println!("pixel ({}, {}): nothing", pixel.x, pixel.y),
         },

@@ -504,7 +504,8 @@ async fn pick(
     let camera = view.camera(&state.model, state.framing)?;
     // One ray through the BVH: microseconds, so it runs on the async thread.
     let t0 = Instant::now();
-    let picked = raypick::camera::pick(&state.model.scene, &camera, pixel);
+    // With the path: under --hierarchy it names the node struck.
+    let picked = raypick::camera::pick_path(&state.model.scene, &camera, pixel);
     let us = t0.elapsed().as_secs_f64() * 1e6;
     let spec = view.spec();
     let body = serde_json::json!({
@@ -516,7 +517,7 @@ async fn pick(
             "fov": spec.fov_deg,
             "size": [view.width, view.height],
         },
-        "hit": picked.as_ref().map(|p| hit_json(&state.model, &p.hit)),
+        "hit": picked.as_ref().map(|(p, path)| hit_json(&state.model, &p.hit, path)),
         "pick_us": us,
     });
     Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response())
