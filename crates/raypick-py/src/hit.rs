@@ -2,7 +2,7 @@
 
 use glam::DVec3;
 use pyo3::prelude::*;
-use raypick::Hit;
+use raypick::{Hit, InstancePath};
 
 /// One ray hit (returned by :meth:`Scene.pick`).
 ///
@@ -53,9 +53,15 @@ pub struct PyHit {
 }
 
 impl PyHit {
-    /// A Python hit from a Rust one in the scene's frame at `origin`; `geometry_id` is the id to
-    /// report (see `Built::geometry_id`).
-    pub fn new(h: &Hit, origin: DVec3, geometry_id: u32, geometry_name: Option<String>) -> Self {
+    /// A Python hit from a Rust one and its instance path (from the engine's path queries) in the
+    /// scene's frame at `origin`; `geometry_id` is the id to report (see `Built::geometry_id_of`).
+    pub fn new(
+        h: &Hit,
+        path: &InstancePath,
+        origin: DVec3,
+        geometry_id: u32,
+        geometry_name: Option<String>,
+    ) -> Self {
         Self {
             t: h.t,
             point: (h.point.as_dvec3() + origin).as_vec3().into(),
@@ -65,7 +71,7 @@ impl PyHit {
             primitive_id: h.prim,
             geometry_id,
             instance_id: h.instance,
-            instance_path: h.instance_path.as_slice().to_vec(),
+            instance_path: path.as_slice().to_vec(),
             geometry_name,
         }
     }

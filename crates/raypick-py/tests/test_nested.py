@@ -76,6 +76,11 @@ def test_nested_instances_answer_like_the_flattened_scene(rng):
         assert row[:len(path)].tolist() == path and np.all(row[len(path):] == INVALID)
         assert got["instance_ids"][i] == path[0] and got["geometry_ids"][i] == geom
     assert np.all(got["instance_paths"][~hit] == INVALID)
+    # Without the paths column: the same answers.
+    plain = world.cast_rays(rays)
+    assert set(plain) == set(got) - {"instance_paths"}
+    for key in plain:
+        np.testing.assert_array_equal(plain[key], got[key], err_msg=key)
     # Every hit along the rays, and the counts.
     np.testing.assert_array_equal(world.count_intersections(rays), flat.count_intersections(rays))
     listed = world.list_intersections(rays[:200], instance_paths=True)
@@ -116,6 +121,12 @@ def test_a_placed_copy_of_an_instance_reports_its_ids():
     assert ans["instance_paths"][:, :2].tolist() == [[inst, INVALID], [copy, 0]]
     # The copy's hit names the placed geometry (the instance) as its geometry id.
     assert ans["geometry_ids"].tolist() == [0, inst]
+    # So do the closest hit from below, with or without the paths, and the closest point.
+    up = [[0.2, 0.2, -3.0, 0, 0, 1]]
+    for got in [scene.cast_rays(up), scene.cast_rays(up, instance_paths=True)]:
+        assert (got["geometry_ids"].tolist(), got["instance_ids"].tolist()) == ([inst], [copy])
+    near = scene.compute_closest_points([[0.2, 0.2, -2.1]])
+    assert near["geometry_ids"].tolist() == [inst]
 
 
 def test_nesting_stops_at_eight_levels():

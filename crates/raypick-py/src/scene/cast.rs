@@ -69,23 +69,24 @@ impl CastColumns {
         }
     }
 
-    /// Appends one hit (the all-hits query's rows).
-    fn push(&mut self, built: &Built, h: &Hit) {
+    /// Appends one hit and its instance path (the all-hits query's rows).
+    fn push(&mut self, built: &Built, h: &Hit, path: &InstancePath) {
         self.t_hit.push(h.t);
-        self.geometry_ids.push(built.geometry_id(h));
+        self.geometry_ids
+            .push(built.geometry_id_of(h.geom, path.as_slice()));
         self.primitive_ids.push(h.prim);
         self.primitive_uvs.extend([h.u, h.v]);
         self.primitive_normals.extend(h.normal.to_array());
         self.instance_ids.push(h.instance.unwrap_or(INVALID_ID));
         if let Some(paths) = &mut self.instance_paths {
-            paths.extend(path_row(h.instance_path));
+            paths.extend(path_row(path));
         }
     }
 
-    /// Appends one ray's answer: its hit, or a miss.
-    fn push_answer(&mut self, built: &Built, hit: Option<&Hit>) {
-        match hit {
-            Some(h) => self.push(built, h),
+    /// Appends one ray's answer: its hit and instance path, or a miss.
+    fn push_answer(&mut self, built: &Built, answer: Option<&(Hit, InstancePath)>) {
+        match answer {
+            Some((h, path)) => self.push(built, h, path),
             None => {
                 self.t_hit.push(f32::INFINITY);
                 self.geometry_ids.push(INVALID_ID);
@@ -94,7 +95,7 @@ impl CastColumns {
                 self.primitive_normals.extend([0.0; 3]);
                 self.instance_ids.push(INVALID_ID);
                 if let Some(paths) = &mut self.instance_paths {
-                    paths.extend(path_row(InstancePath::EMPTY));
+                    paths.extend(path_row(&InstancePath::EMPTY));
                 }
             }
         }
@@ -117,7 +118,7 @@ impl CastColumns {
 }
 
 /// A hit's instance path as a row of [`MAX_INSTANCE_DEPTH`] ids, padded with `INVALID_ID`.
-fn path_row(path: InstancePath) -> [u32; MAX_INSTANCE_DEPTH] {
+fn path_row(path: &InstancePath) -> [u32; MAX_INSTANCE_DEPTH] {
     let mut row = [INVALID_ID; MAX_INSTANCE_DEPTH];
     row[..path.len()].copy_from_slice(path.as_slice());
     row
@@ -142,9 +143,12 @@ impl CastOut<'_> {
     /// (no intermediate `Vec<Option<Hit>>`: for a million rays that buffer cost a fifth of the
     /// cast). Rays are independent, so the result does not depend on the number of threads.
     /// `floats` holds 6 per ray (origin, direction); each worker makes a chunk's rays in a buffer it
-    /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays).
+    /// keeps and casts them with [`raypick::Scene::intersect_into`] (packets of coherent rays), or
+    /// where instances nest with [`raypick::Scene::intersect_path_into`], whose paths the
+    /// geometry ids need.
     fn cast(self, built: &Built, floats: &[AtomicU32], args: &QueryArgs) {
         let opts = args.options();
+        let nests = built.nests();
         use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
         self.t_hit
@@ -157,8 +161,9 @@ impl CastOut<'_> {
             .zip(floats.par_chunks(6 * CHUNK))
             .enumerate()
             .for_each_init(
-                || (Vec::with_capacity(CHUNK), vec![None; CHUNK]),
-                |(rays, hits), (chunk, ((((((t, geom), prim), uv), normal), inst), floats))| {
+                || (Vec::with_capacity(CHUNK), Vec::new(), Vec::new()),
+                |(rays, hits, with_paths),
+                 (chunk, ((((((t, geom), prim), uv), normal), inst), floats))| {
                     // One chunk at a time through the engine's batch walk (packets of coherent rays),
                     // into buffers each worker keeps.
                     rays.clear();
@@ -166,48 +171,74 @@ impl CastOut<'_> {
                         let (t_min, t_max) = args.span(chunk * CHUNK + k);
                         ray_of(c, t_min, t_max)
                     }));
-                    let hits = &mut hits[..rays.len()];
-                    built.scene.intersect_into(rays, &opts, hits);
-                    // The columns zipped row by row: no index, so no bounds check per element.
-                    // Every column's chunk holds this chunk's rays (the same `CHUNK` per row).
-                    debug_assert!(t.len() == hits.len() && normal.len() == 3 * hits.len());
-                    let rows = hits
-                        .iter()
-                        .zip(t.iter_mut())
-                        .zip(geom.iter_mut())
-                        .zip(prim.iter_mut())
-                        .zip(uv.chunks_exact_mut(2))
-                        .zip(normal.chunks_exact_mut(3))
-                        .zip(inst.iter_mut());
-                    for ((((((hit, t), geom), prim), uv), normal), inst) in rows {
-                        match hit {
-                            Some(h) => {
-                                *t = h.t;
-                                *geom = built.geometry_id(h);
-                                *prim = h.prim;
-                                uv.copy_from_slice(&[h.u, h.v]);
-                                normal.copy_from_slice(&h.normal.to_array());
-                                *inst = h.instance.unwrap_or(INVALID_ID);
-                            }
-                            None => {
-                                // Every element: the arrays' memory may hold an earlier cast's
-                                // answers (`arrays::pooled`).
-                                *t = f32::INFINITY;
-                                *geom = INVALID_ID;
-                                *prim = INVALID_ID;
-                                uv.fill(0.0);
-                                normal.fill(0.0);
-                                *inst = INVALID_ID;
-                            }
-                        }
+                    let rows = CastOut {
+                        t_hit: t,
+                        geometry_ids: geom,
+                        primitive_ids: prim,
+                        primitive_uvs: uv,
+                        primitive_normals: normal,
+                        instance_ids: inst,
+                    };
+                    if nests {
+                        with_paths.resize(rays.len(), None);
+                        built.scene.intersect_path_into(rays, &opts, with_paths);
+                        let answers = with_paths
+                            .iter()
+                            .map(|a| a.as_ref().map(|(h, path)| (h, path.as_slice())));
+                        rows.write(built, answers);
+                    } else {
+                        hits.resize(rays.len(), None);
+                        built.scene.intersect_into(rays, &opts, hits);
+                        // The top-level instance is the whole path.
+                        let answers = hits
+                            .iter()
+                            .map(|a| a.as_ref().map(|h| (h, h.instance.as_slice())));
+                        rows.write(built, answers);
                     }
                 },
             );
     }
+
+    /// Writes one answer per row: a hit and its instance path, or a miss.
+    #[inline(always)]
+    fn write<'h>(self, built: &Built, answers: impl Iterator<Item = Option<(&'h Hit, &'h [u32])>>) {
+        // The columns zipped row by row: no index, so no bounds check per element. Every
+        // column's chunk holds this chunk's rays (the same `CHUNK` per row).
+        let rows = answers
+            .zip(self.t_hit.iter_mut())
+            .zip(self.geometry_ids.iter_mut())
+            .zip(self.primitive_ids.iter_mut())
+            .zip(self.primitive_uvs.chunks_exact_mut(2))
+            .zip(self.primitive_normals.chunks_exact_mut(3))
+            .zip(self.instance_ids.iter_mut());
+        for ((((((answer, t), geom), prim), uv), normal), inst) in rows {
+            match answer {
+                Some((h, path)) => {
+                    *t = h.t;
+                    *geom = built.geometry_id_of(h.geom, path);
+                    *prim = h.prim;
+                    uv.copy_from_slice(&[h.u, h.v]);
+                    normal.copy_from_slice(&h.normal.to_array());
+                    *inst = h.instance.unwrap_or(INVALID_ID);
+                }
+                None => {
+                    // Every element: the arrays' memory may hold an earlier cast's answers
+                    // (`arrays::pooled`).
+                    *t = f32::INFINITY;
+                    *geom = INVALID_ID;
+                    *prim = INVALID_ID;
+                    uv.fill(0.0);
+                    normal.fill(0.0);
+                    *inst = INVALID_ID;
+                }
+            }
+        }
+    }
 }
 
-/// [`cast_rays`] with the `instance_paths` column: through the engine's batch into `Hit`s, then
-/// the columns (every answer has a path to copy, so the in-place writer's speed buys little).
+/// [`cast_rays`] with the `instance_paths` column: through the engine's path batch into hits and
+/// paths, then the columns (every answer has a path to copy, so the in-place writer's speed buys
+/// little).
 fn cast_rays_with_paths<'py>(
     built: &Built,
     py: Python<'py>,
@@ -221,10 +252,13 @@ fn cast_rays_with_paths<'py>(
     let rays = rays_from(&f, &args);
     let cols = py.detach(|| {
         threads::run(nthreads, || {
-            let hits = built.scene.intersect_batch(&rays, &opts);
-            let mut cols = CastColumns::with_capacity(hits.len(), true);
-            for h in &hits {
-                cols.push_answer(built, h.as_ref());
+            let mut answers = vec![None; rays.len()];
+            built
+                .scene
+                .intersect_path_batch_into(&rays, &opts, &mut answers);
+            let mut cols = CastColumns::with_capacity(answers.len(), true);
+            for a in &answers {
+                cols.push_answer(built, a.as_ref());
             }
             cols
         })
@@ -363,10 +397,11 @@ pub(super) fn list_intersections<'py>(
     let rays = rays_from(&f, &args);
     let (splits, ray_ids, cols) = py.detach(|| {
         threads::run(nthreads, || {
-            let all: Vec<Vec<Hit>> = rays
+            // With paths: the `instance_paths` column and nested instances' geometry ids.
+            let all: Vec<Vec<(Hit, InstancePath)>> = rays
                 .par_iter()
                 .with_min_len(64)
-                .map(|r| built.scene.intersect_all_with(r, &opts))
+                .map(|r| built.scene.intersect_all_paths_with(r, &opts))
                 .collect();
             let total = all.iter().map(Vec::len).sum();
             let mut splits = Vec::with_capacity(all.len() + 1);
@@ -374,9 +409,9 @@ pub(super) fn list_intersections<'py>(
             let mut cols = CastColumns::with_capacity(total, instance_paths);
             splits.push(0i64);
             for (i, hits) in all.iter().enumerate() {
-                for h in hits {
+                for (h, path) in hits {
                     ray_ids.push(i as i64);
-                    cols.push(&built, h);
+                    cols.push(&built, h, path);
                 }
                 splits.push(ray_ids.len() as i64);
             }

@@ -18,6 +18,8 @@ pub(super) fn pick(
     let built = scene.built(py)?;
     let cam = &camera.get().in_frame(built.origin)?;
     let pixel = glam::Vec2::new(x, y);
+    // With the hit's instance path, which `Hit.instance_path` reports (and nested instances'
+    // geometry ids need).
     let picked = if tolerance_px > 0.0 {
         raypick::camera::pick_with_tolerance(
             &built.scene,
@@ -26,12 +28,14 @@ pub(super) fn pick(
             tolerance_px,
             &QueryOptions::default(),
         )
+        // The winning ray again, through the path query: the same hit, and its path.
+        .and_then(|p| built.scene.intersect_path(&p.ray))
     } else {
-        raypick::camera::pick(&built.scene, cam, pixel)
+        raypick::camera::pick_path(&built.scene, cam, pixel).map(|(p, path)| (p.hit, path))
     };
-    Ok(picked.map(|p| {
-        let (geometry_id, name) = built.id_and_name(&p.hit);
-        PyHit::new(&p.hit, built.origin, geometry_id, name)
+    Ok(picked.map(|(hit, path)| {
+        let (geometry_id, name) = built.id_and_name(&hit, &path);
+        PyHit::new(&hit, &path, built.origin, geometry_id, name)
     }))
 }
 
@@ -52,10 +56,7 @@ pub(super) fn pick_rect(
     let mut out: Vec<(u32, Option<u32>)> = found
         .into_iter()
         .map(|(g, i)| match i {
-            Some(inst) => (
-                built.geometry_id_of(g, &raypick::InstancePath::EMPTY.pushed(inst)),
-                Some(inst),
-            ),
+            Some(inst) => (built.geometry_id_of(g, &[inst]), Some(inst)),
             None => (g, None),
         })
         .collect();

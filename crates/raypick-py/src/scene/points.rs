@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use rayon::prelude::*;
-use raypick::{ClosestPoint, InsideMethod};
+use raypick::{ClosestPoint, InsideMethod, InstancePath};
 
 use super::{PyScene, INVALID_ID};
 use crate::arrays::{put, read_floats_from, to_numpy, Floats};
@@ -68,8 +68,19 @@ pub(super) fn compute_closest_points<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let found: Vec<Option<ClosestPoint>> =
-        batch(py, nthreads, &points, |p| built.scene.closest_point(p))?;
+    // With the instance path where instances nest (the geometry ids depend on it); elsewhere
+    // the top-level instance is the whole path.
+    let nests = built.nests();
+    let found: Vec<Option<(ClosestPoint, InstancePath)>> = batch(py, nthreads, &points, |p| {
+        if nests {
+            built.scene.closest_point_path(p)
+        } else {
+            built
+                .scene
+                .closest_point(p)
+                .map(|c| (c, InstancePath::EMPTY))
+        }
+    })?;
     let n = found.len();
     let (mut at, mut geom, mut prim) = (
         Vec::with_capacity(3 * n),
@@ -79,9 +90,14 @@ pub(super) fn compute_closest_points<'py>(
     let (mut uvs, mut normals) = (Vec::with_capacity(2 * n), Vec::with_capacity(3 * n));
     for c in &found {
         match c {
-            Some(c) => {
+            Some((c, path)) => {
+                let path = if nests {
+                    path.as_slice()
+                } else {
+                    c.instance.as_slice()
+                };
                 at.extend((c.point.as_dvec3() + built.origin).as_vec3().to_array());
-                geom.push(built.geometry_id_of(c.geom, &c.instance_path));
+                geom.push(built.geometry_id_of(c.geom, path));
                 prim.push(c.prim);
                 uvs.extend([c.u, c.v]);
                 normals.extend(c.normal.to_array());

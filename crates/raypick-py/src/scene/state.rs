@@ -54,19 +54,21 @@ pub(super) struct Built {
 }
 
 impl Built {
+    /// `true` when the scene's instances nest: a hit's geometry id then depends on instances
+    /// below the top-level one, and the queries that report ids ask the engine's path queries
+    /// for them. Elsewhere a hit's path is its top-level instance (`Hit::instance`).
     #[inline]
-    pub(super) fn geometry_id(&self, hit: &Hit) -> u32 {
-        self.geometry_id_of(hit.geom, &hit.instance_path)
+    pub(super) fn nests(&self) -> bool {
+        self.scene.instance_depth() > 1
     }
 
-    /// The Python geometry id of geometry `geom` reached through instances `path`: `geom`, unless
-    /// the innermost instance places a geometry of the scene that holds it (`add_instance(g)`),
+    /// The Python geometry id of geometry `geom` reached through instances `path` (outermost
+    /// first; the top-level instance alone where instances do not nest): `geom`, unless the
+    /// innermost instance places a geometry of the scene that holds it (`add_instance(g)`),
     /// whose id `g` is reported then.
     #[inline]
-    pub(super) fn geometry_id_of(&self, geom: u32, path: &InstancePath) -> u32 {
-        self.innermost(path.as_slice())
-            .and_then(|s| s.remap)
-            .unwrap_or(geom)
+    pub(super) fn geometry_id_of(&self, geom: u32, path: &[u32]) -> u32 {
+        self.innermost(path).and_then(|s| s.remap).unwrap_or(geom)
     }
 
     /// The source placed by the last instance of `path`, found through the entries (`None` for
@@ -84,20 +86,21 @@ impl Built {
         source
     }
 
-    /// The Python geometry id and the name of a hit's geometry: the placed geometry's name, or
-    /// for `add_instance(g)` copies, geometry `g`'s (in the scene that holds the instance).
-    pub(super) fn id_and_name(&self, hit: &Hit) -> (u32, Option<String>) {
-        let id = self.geometry_id(hit);
-        let path = hit.instance_path.as_slice();
-        let remapped = self.innermost(path).is_some_and(|s| s.remap.is_some());
+    /// The Python geometry id and the name of a hit's geometry, reached through instances
+    /// `path`: the placed geometry's name, or for `add_instance(g)` copies, geometry `g`'s (in
+    /// the scene that holds the instance).
+    pub(super) fn id_and_name(&self, hit: &Hit, path: &InstancePath) -> (u32, Option<String>) {
+        let id = self.geometry_id_of(hit.geom, path.as_slice());
+        let ids = path.as_slice();
+        let remapped = self.innermost(ids).is_some_and(|s| s.remap.is_some());
         let holder = if remapped {
             // The scene holding the innermost instance: the path without its last id.
-            let outer = path[..path.len() - 1]
+            let outer = ids[..ids.len() - 1]
                 .iter()
                 .fold(InstancePath::EMPTY, |p, &i| p.pushed(i));
             self.scene.placed_scene(&outer)
         } else {
-            self.scene.placed_scene(&hit.instance_path)
+            self.scene.placed_scene(path)
         };
         let name = holder.and_then(|s| s.geometry_name(id)).map(str::to_owned);
         (id, name)
@@ -379,8 +382,9 @@ mod tests {
         let ray = Ray::new(Vec3::new(0.2, 0.2, 1.0), Vec3::NEG_Z);
         let all = built.scene.intersect_all(&ray);
         assert_eq!(all.len(), 2);
-        assert_eq!((built.geometry_id(&all[0]), all[0].instance), (0, None));
-        assert_eq!((built.geometry_id(&all[1]), all[1].instance), (0, Some(1)));
+        let id = |h: &Hit| built.geometry_id_of(h.geom, h.instance.as_slice());
+        assert_eq!((id(&all[0]), all[0].instance), (0, None));
+        assert_eq!((id(&all[1]), all[1].instance), (0, Some(1)));
         // The watertight kernel's t is within a few ulps of the exact 3 (its error bound scales
         // with the distance, Woop et al. 2013, section 4).
         assert!(
