@@ -124,7 +124,7 @@ fn random_rays(bounds: Aabb, n: usize, seed: u64) -> Vec<Ray> {
 /// Every query of `loaded` against `built`, compared through `Debug` (which prints each float's
 /// shortest exact form, so equal strings mean equal bits, signs of zeros included).
 fn assert_same_answers(built: &Scene, loaded: &Scene, rays: &[Ray]) -> usize {
-    let filter = |h: &raypick::Hit| h.prim % 3 != 1;
+    let filter = |h: &raypick::Hit, _: &raypick::InstancePath| h.prim % 3 != 1;
     let options = [
         QueryOptions::default(),
         QueryOptions {

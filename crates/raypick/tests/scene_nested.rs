@@ -383,3 +383,40 @@ fn a_pick_with_its_path_is_the_pick_and_the_path_query() {
         "{deep} of {hits} picks three instances deep"
     );
 }
+
+#[test]
+fn filters_see_the_instance_path() {
+    let mut rng = Pcg64::seed_from_u64(40);
+    let (nested, flat, placed) = nested_and_flat(&mut rng);
+    // Only the copies placed through the second instance of the middle level.
+    let second = |_: &raypick::Hit, path: &InstancePath| path.as_slice().get(1) == Some(&1);
+    let opts = QueryOptions {
+        filter: Some(&second),
+        ..Default::default()
+    };
+    let flat_second =
+        |h: &raypick::Hit, _: &InstancePath| placed[h.geom as usize].path.get(1) == Some(&1);
+    let flat_opts = QueryOptions {
+        filter: Some(&flat_second),
+        ..Default::default()
+    };
+    let bounds = flat.bounds();
+    let mut hits = 0;
+    for _ in 0..1000 {
+        let target = bounds.center() + rand_vec(&mut rng) * bounds.extent() * 0.5;
+        let origin = target + rand_vec(&mut rng).normalize() * 15.0;
+        let ray = Ray::new(origin, target - origin);
+        let got = nested.intersect_path_with(&ray, &opts);
+        assert_eq!(got, nested.intersect_path_brute_force(&ray, &opts));
+        assert_eq!(got.map(|(h, _)| h), nested.intersect_with(&ray, &opts));
+        assert_eq!(
+            nested.count_intersections_with(&ray, &opts),
+            flat.count_intersections_with(&ray, &flat_opts)
+        );
+        if let Some((_, path)) = got {
+            assert_eq!(path.as_slice().get(1), Some(&1));
+            hits += 1;
+        }
+    }
+    assert!(hits > 50, "{hits}");
+}

@@ -14,7 +14,9 @@ use raypick::geom::sphere::sphere_quadratic;
 use raypick::geom::Culling;
 use raypick::glam::{Affine3A, Quat, Vec3};
 use raypick::scene::shapes::icosphere;
-use raypick::{BuildError, Hit, QueryOptions, Ray, Scene, SceneBuilder, Spheres, TriMesh};
+use raypick::{
+    BuildError, Hit, InstancePath, QueryOptions, Ray, Scene, SceneBuilder, Spheres, TriMesh,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -102,7 +104,7 @@ fn random_ray(rng: &mut Pcg64, scale: f32) -> Ray {
     }
 }
 
-fn skip_every_third(h: &Hit) -> bool {
+fn skip_every_third(h: &Hit, _: &InstancePath) -> bool {
     !h.prim.is_multiple_of(3)
 }
 
@@ -645,7 +647,7 @@ fn counts_on_a_closed_mesh_are_odd_inside_and_even_outside() {
         let o = rand_vec(&mut rng) * 2.0;
         let d = rand_vec(&mut rng);
         for g in 0..2u32 {
-            let only = move |h: &Hit| h.geom == g;
+            let only = move |h: &Hit, _: &InstancePath| h.geom == g;
             let opts = QueryOptions {
                 filter: Some(&only),
                 ..Default::default()

@@ -102,12 +102,16 @@ pub struct Hit {
 const _: () = assert!(std::mem::size_of::<Hit>() == 52);
 const _: () = assert!(std::mem::size_of::<Option<Hit>>() == 52);
 
+/// A filter of candidate hits ([`QueryOptions::filter`]): called with each candidate hit and its
+/// instance path; `false` skips the candidate.
+pub type HitFilter<'a> = dyn Fn(&Hit, &InstancePath) -> bool + Sync + 'a;
+
 /// Per-query settings. `QueryOptions::default()`: no culling, all masks, no filter.
 ///
 /// ```
 /// use raypick::{geom::Culling, QueryOptions};
 /// let only_front = QueryOptions { culling: Culling::Back, ..Default::default() };
-/// let not_geom_3 = |h: &raypick::Hit| h.geom != 3;
+/// let not_geom_3 = |h: &raypick::Hit, _path: &raypick::InstancePath| h.geom != 3;
 /// let filtered = QueryOptions { filter: Some(&not_geom_3), ..Default::default() };
 /// # let _ = (only_front, filtered);
 /// ```
@@ -117,8 +121,10 @@ pub struct QueryOptions<'a> {
     pub culling: Culling,
     /// A geometry is considered when `geometry.mask & mask != 0`.
     pub mask: u32,
-    /// Called with each candidate hit; return `false` to skip it.
-    pub filter: Option<&'a (dyn Fn(&Hit) -> bool + Sync)>,
+    /// Called with each candidate hit and its instance path (what the path queries would
+    /// return with it; the top-level instance alone, or empty, where instances do not nest);
+    /// return `false` to skip it.
+    pub filter: Option<&'a HitFilter<'a>>,
 }
 
 impl Default for QueryOptions<'_> {
@@ -136,7 +142,10 @@ impl std::fmt::Debug for QueryOptions<'_> {
         f.debug_struct("QueryOptions")
             .field("culling", &self.culling)
             .field("mask", &self.mask)
-            .field("filter", &self.filter.map(|_| "Fn(&Hit) -> bool"))
+            .field(
+                "filter",
+                &self.filter.map(|_| "Fn(&Hit, &InstancePath) -> bool"),
+            )
             .finish()
     }
 }

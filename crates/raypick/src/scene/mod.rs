@@ -77,7 +77,8 @@
 //! - [`QueryOptions`]: back-face culling (triangles: the side the normal `(v1-v0)×(v2-v0)` faces away
 //!   from; spheres: the exit crossing), a ray mask (a geometry is considered when
 //!   `geometry.mask & mask != 0`; for instances both the instance's and the inner geometry's masks
-//!   must pass), and a filter called with each candidate [`Hit`] (return `false` to skip it).
+//!   must pass), and a filter called with each candidate [`Hit`] and its [`InstancePath`] (return
+//!   `false` to skip it).
 //! - Rays that are not [`Ray::is_valid`] (NaN or infinite components, zero direction, empty range)
 //!   hit nothing.
 //! - Mirroring instances (negative determinant) flip the winding: the reported normal is the world
@@ -111,7 +112,7 @@ pub use builder::SceneBuilder;
 pub use error::BuildError;
 pub use file::SceneFileError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
-pub use hit::{Hit, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
+pub use hit::{Hit, HitFilter, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
 use crate::bvh::quantized::QuantizedBvh;

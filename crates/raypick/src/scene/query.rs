@@ -6,7 +6,7 @@ use glam::{Vec3, Vec3A};
 
 use super::hit::{InstancePath, PathRecord, RawHit, TopInstance, MAX_INSTANCE_DEPTH};
 use super::traverse::{Collector, Ctx, Mode};
-use super::{Accel, Geometry, Hit, Instance, InstanceAccel, QueryOptions, Scene};
+use super::{Accel, Geometry, Hit, HitFilter, Instance, InstanceAccel, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
 use crate::geom::triangle::EdgeRule;
 use crate::simd::{prefetch, PacketBoxRay, LANES};
@@ -17,11 +17,11 @@ use crate::Ray;
 #[cfg(feature = "parallel")]
 const BATCH_CHUNK: usize = 256;
 
-/// A filter and what it needs to build the [`Hit`] it looks at.
+/// A filter and what it needs to build the [`Hit`] and [`InstancePath`] it looks at.
 pub(super) struct Filter<'a> {
     scene: &'a Scene,
     ray: &'a Ray,
-    f: &'a (dyn Fn(&Hit) -> bool + Sync),
+    f: &'a HitFilter<'a>,
 }
 
 impl Filter<'_> {
@@ -65,7 +65,7 @@ impl Filter<'_> {
             geom,
             path,
         };
-        (self.f)(&self.scene.finish(self.ray, &raw))
+        (self.f)(&self.scene.finish(self.ray, &raw), &path.path())
     }
 }
 
