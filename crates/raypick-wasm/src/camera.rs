@@ -1,7 +1,7 @@
 //! Cameras and picking: [`raypick::camera::Camera`] made from a look-at and a projection, from a
 //! renderer's own matrices, or exactly as the `raypick` command line makes it; pixel rays,
-//! projection, and [`raypick::camera::pick_with`], the path `raypick pick` takes, so a pick in
-//! the page equals the native pick bit for bit.
+//! projection, and [`raypick::camera::pick_path_with`], the path `raypick pick` takes, so a pick
+//! in the page equals the native pick bit for bit.
 //!
 //! Enumerations passed as `u32`: `clip` 0 OpenGL / WebGL, 1 Direct3D / wgpu / WebGPU / Metal,
 //! 2 Vulkan; `pixel_origin` 0 top-left (browser events), 1 bottom-left; `projection` 0
@@ -11,7 +11,7 @@
 
 use glam::{Vec2, Vec3};
 use raypick::camera::{
-    pick_with, Camera, ClipSpace, DepthOrder, PixelOrigin, Projection, Viewport,
+    pick_path_with, Camera, ClipSpace, DepthOrder, PixelOrigin, Projection, Viewport,
 };
 use raypick::Scene;
 
@@ -305,10 +305,10 @@ pub fn pick(scene: u32, cam: u32, x: f32, y: f32, mask: u32, cull: u32) -> i32 {
             let ray = cam.pixel_ray(x, y);
             out::clear();
             out::push_ray(&ray);
-            let pick = o.with_query(ray.dir, |q| pick_with(scene, cam, Vec2::new(x, y), q));
+            let pick = o.with_query(ray.dir, |q| pick_path_with(scene, cam, Vec2::new(x, y), q));
             Ok(match pick {
-                Some(p) => {
-                    out::push_hit(&p.hit);
+                Some((p, path)) => {
+                    out::push_hit(&p.hit, &path);
                     1
                 }
                 None => 0,

@@ -62,20 +62,20 @@ fn push_ids(prim: u32, geom: u32, instance: Option<u32>, path: &InstancePath) {
     OUT.with(|o| o.borrow_mut().u.extend_from_slice(&ids));
 }
 
-/// Appends a hit record.
-pub fn push_hit(h: &Hit) {
+/// Appends a hit record: the hit and its instance path (from the engine's path queries).
+pub fn push_hit(h: &Hit, path: &InstancePath) {
     push_f32(&[
         h.t, h.u, h.v, h.normal.x, h.normal.y, h.normal.z, h.point.x, h.point.y, h.point.z,
     ]);
-    push_ids(h.prim, h.geom, h.instance, &h.instance_path);
+    push_ids(h.prim, h.geom, h.instance, path);
 }
 
-/// Appends a closest-point record.
-pub fn push_closest(c: &ClosestPoint) {
+/// Appends a closest-point record: the point and its primitive's instance path.
+pub fn push_closest(c: &ClosestPoint, path: &InstancePath) {
     push_f32(&[
         c.distance, c.u, c.v, c.normal.x, c.normal.y, c.normal.z, c.point.x, c.point.y, c.point.z,
     ]);
-    push_ids(c.prim, c.geom, c.instance, &c.instance_path);
+    push_ids(c.prim, c.geom, c.instance, path);
 }
 
 /// Appends a ray.

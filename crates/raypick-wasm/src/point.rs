@@ -44,9 +44,9 @@ pub fn closest_point(scene: u32, p: Vec3, max_distance: f32) -> i32 {
         });
     }
     with_scene(scene, |scene| {
-        Ok(match scene.closest_point_within(p, max_distance) {
-            Some(c) => {
-                out::push_closest(&c);
+        Ok(match scene.closest_point_path_within(p, max_distance) {
+            Some((c, path)) => {
+                out::push_closest(&c, &path);
                 1
             }
             None => 0,

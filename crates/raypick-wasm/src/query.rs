@@ -20,7 +20,8 @@
 
 use glam::Vec3;
 use raypick::geom::Culling;
-use raypick::{Hit, QueryOptions, Ray, Scene};
+use raypick::scene::HitFilter;
+use raypick::{Hit, InstancePath, QueryOptions, Ray, Scene};
 
 use crate::buffers::check_out_len;
 use crate::error::{count, status, AbiError};
@@ -156,7 +157,7 @@ impl Opts {
     fn with_query_and<R>(
         &self,
         dir: Vec3,
-        extra: Option<&(dyn Fn(&Hit) -> bool + Sync)>,
+        extra: Option<&HitFilter>,
         f: impl FnOnce(&QueryOptions) -> R,
     ) -> R {
         let culling = match self.cull {
@@ -164,7 +165,9 @@ impl Opts {
             Cull::None | Cull::Front => Culling::None,
         };
         let own = self.needs_filter();
-        let filter = |h: &Hit| (!own || self.keeps(h, dir)) && extra.is_none_or(|e| e(h));
+        let filter = |h: &Hit, path: &InstancePath| {
+            (!own || self.keeps(h, dir)) && extra.is_none_or(|e| e(h, path))
+        };
         let opts = QueryOptions {
             culling,
             mask: self.mask,
@@ -232,10 +235,10 @@ fn single<R>(
 pub fn intersect(scene: u32, origin: Vec3, dir: Vec3, opts: (f32, f32, u32, u32, u32)) -> i32 {
     status(|| {
         single(scene, opts, |scene, o| {
-            let hit = o.with_query(dir, |q| scene.intersect_with(&o.ray(origin, dir), q));
+            let hit = o.with_query(dir, |q| scene.intersect_path_with(&o.ray(origin, dir), q));
             Ok(match hit {
-                Some(h) => {
-                    out::push_hit(&h);
+                Some((h, path)) => {
+                    out::push_hit(&h, &path);
                     1
                 }
                 None => 0,
@@ -257,8 +260,10 @@ pub fn occluded(scene: u32, origin: Vec3, dir: Vec3, opts: (f32, f32, u32, u32, 
 pub fn intersect_all(scene: u32, origin: Vec3, dir: Vec3, opts: (f32, f32, u32, u32, u32)) -> i32 {
     status(|| {
         single(scene, opts, |scene, o| {
-            let hits = o.with_query(dir, |q| scene.intersect_all_with(&o.ray(origin, dir), q));
-            hits.iter().for_each(out::push_hit);
+            let hits = o.with_query(dir, |q| {
+                scene.intersect_all_paths_with(&o.ray(origin, dir), q)
+            });
+            hits.iter().for_each(|(h, path)| out::push_hit(h, path));
             count(hits.len(), "hits")
         })
     })
@@ -267,21 +272,25 @@ pub fn intersect_all(scene: u32, origin: Vec3, dir: Vec3, opts: (f32, f32, u32, 
 /// Every hit of `ray` with closed edges (a point on an edge or vertex is a hit on every
 /// triangle that has it, as three.js reports), sorted by `t`, ties by the closest-hit order: one
 /// closest-hit walk per hit, each from the last hit's `t` and skipping the hits found so far (a
-/// primitive is skipped at or before the `t` it was found at, so a sphere's exit still counts).
-pub fn all_closed(scene: &Scene, ray: &Ray, o: &Opts) -> Vec<Hit> {
-    let mut found: Vec<Hit> = Vec::new();
+/// primitive is skipped at or before the `t` it was found at, so a sphere's exit still counts),
+/// each with its instance path, which tells apart the copies of a primitive that nested
+/// instances place.
+pub fn all_closed(scene: &Scene, ray: &Ray, o: &Opts) -> Vec<(Hit, InstancePath)> {
+    let mut found: Vec<(Hit, InstancePath)> = Vec::new();
     let mut r = *ray;
     loop {
-        let seen = |h: &Hit| {
-            !found.iter().any(|f| {
-                (f.geom, f.prim, f.instance_path) == (h.geom, h.prim, h.instance_path) && h.t <= f.t
-            })
+        let seen = |h: &Hit, path: &InstancePath| {
+            !found
+                .iter()
+                .any(|(f, fp)| (f.geom, f.prim, fp) == (h.geom, h.prim, path) && h.t <= f.t)
         };
-        let Some(h) = o.with_query_and(r.dir, Some(&seen), |q| scene.intersect_with(&r, q)) else {
+        let Some((h, path)) =
+            o.with_query_and(r.dir, Some(&seen), |q| scene.intersect_path_with(&r, q))
+        else {
             return found;
         };
         r.t_min = h.t;
-        found.push(h);
+        found.push((h, path));
     }
 }
 
@@ -295,7 +304,7 @@ pub fn intersect_all_closed(
     status(|| {
         single(scene, opts, |scene, o| {
             let hits = all_closed(scene, &o.ray(origin, dir), o);
-            hits.iter().for_each(out::push_hit);
+            hits.iter().for_each(|(h, path)| out::push_hit(h, path));
             count(hits.len(), "hits")
         })
     })
@@ -531,7 +540,7 @@ mod tests {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 1.0), Vec3::NEG_Z);
         let closed: Vec<(u32, f32)> = all_closed(&scene, &ray, &Opts::all())
             .iter()
-            .map(|h| (h.prim, h.t))
+            .map(|(h, _)| (h.prim, h.t))
             .collect();
         assert_eq!(closed, [(0, 1.0), (1, 1.0), (2, 2.0), (3, 2.0)]);
         // Half-open edges give one crossing per surface.
@@ -543,14 +552,17 @@ mod tests {
         let r = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
         let ts: Vec<f32> = all_closed(&ball, &r, &Opts::all())
             .iter()
-            .map(|h| h.t)
+            .map(|(h, _)| h.t)
             .collect();
         assert_eq!(ts, [4.0, 6.0]);
         let front = Opts {
             cull: Cull::Front,
             ..Opts::all()
         };
-        let ts: Vec<f32> = all_closed(&ball, &r, &front).iter().map(|h| h.t).collect();
+        let ts: Vec<f32> = all_closed(&ball, &r, &front)
+            .iter()
+            .map(|(h, _)| h.t)
+            .collect();
         assert_eq!(ts, [6.0]);
     }
 
