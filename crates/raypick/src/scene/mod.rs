@@ -158,6 +158,14 @@ impl MeshBvh {
         }
     }
 
+    /// [`WideTree::check_counts`](crate::bvh::wide::WideTree) of the tree.
+    pub(crate) fn check_counts(&self, ids: &[u32], count: usize) -> Result<(), ValidationError> {
+        match self {
+            Self::Wide(b) => b.check_counts(ids, count),
+            Self::Quantized(b) => b.check_counts(ids, count),
+        }
+    }
+
     /// [`Self::validate`] for `count` triangles, each one's box given by `prim_box(prim,
     /// position)` (see [`WideTree::validate_by`](crate::bvh::wide::WideTree)).
     pub(crate) fn validate_by(
@@ -349,25 +357,43 @@ impl MeshAccel {
     fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
         let (parts, offset) = (&self.parts, self.offset);
         self.blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-            let mut block = Tri4::ZERO;
-            let slots = b * LANES..(b * LANES + LANES).min(ids.len());
-            for (lane, &p) in ids[slots].iter().enumerate() {
-                if p == MeshBvh::PADDING {
-                    continue;
-                }
-                let k = parts.part_of(p);
-                let prim = p - parts.starts[k];
-                let [v0, v1, v2] = local_triangle(meshes[k], prim, offset);
-                let tri = if is_degenerate(v0, v1, v2) {
+            Self::block(parts, offset, meshes, ids, b, |_, _| {})
+        });
+    }
+
+    /// Block `b` of [`Self::store`], calling `each(lane, local vertices)` with each of its
+    /// triangles as it is read (before a degenerate one is collapsed).
+    #[inline(always)]
+    fn block(
+        parts: &MeshParts,
+        offset: Vec3,
+        meshes: &[&TriMesh],
+        ids: &[u32],
+        b: usize,
+        mut each: impl FnMut(usize, &[Vec3; 3]),
+    ) -> Tri4 {
+        let mut block = Tri4::ZERO;
+        let slots = b * LANES..(b * LANES + LANES).min(ids.len());
+        for (lane, &p) in ids[slots].iter().enumerate() {
+            if p == MeshBvh::PADDING {
+                continue;
+            }
+            let k = parts.part_of(p);
+            let prim = p - parts.starts[k];
+            let tri = local_triangle(meshes[k], prim, offset);
+            each(lane, &tri);
+            let [v0, v1, v2] = tri;
+            block.set(
+                lane,
+                if is_degenerate(v0, v1, v2) {
                     [v0; 3]
                 } else {
-                    [v0, v1, v2]
-                };
-                block.set(lane, tri);
-                block.ids[lane] = p;
-            }
-            block
-        });
+                    tri
+                },
+            );
+            block.ids[lane] = p;
+        }
+        block
     }
 }
 

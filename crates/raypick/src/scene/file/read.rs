@@ -2,6 +2,7 @@
 //! bytes left, every tag and index against its range), checked as the builder checks its input,
 //! its trees validated against the geometry, and assembled.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
@@ -11,14 +12,14 @@ use super::{
     NODE_BYTES, QUANT_NODE_BYTES, VERSION, WIDE_NODE_BYTES,
 };
 use crate::bvh::quantized::{QuantNode, QuantizedBvh};
-use crate::bvh::wide::{WideBvh, WideNode};
-use crate::bvh::{BuildConfig, Bvh, Node, ValidationError};
+use crate::bvh::wide::{NodeLayout, WideBvh, WideNode, WideTree};
+use crate::bvh::{BuildConfig, Bvh, Node};
 use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
 use crate::scene::{
-    frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel, MeshBvh,
-    MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
+    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
+    MeshBvh, MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
 };
-use crate::simd::{QuantBoxes8, LANES};
+use crate::simd::{QuantBoxes8, Tri4, LANES};
 use crate::Aabb;
 
 /// A cursor over the file that names each field it reads, and can list them ([`layout`]).
@@ -102,29 +103,30 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `len`-prefixed run of `elem`-byte elements (the count is checked against the bytes left
-    /// before anything is allocated), each decoded by `decode`.
-    fn elements<T: Send>(
+    /// A `len`-prefixed run of `E`-byte elements (the count is checked against the bytes left
+    /// before anything is allocated), each decoded by `decode`, in one pass straight into the
+    /// vector.
+    fn elements<const E: usize, T>(
         &mut self,
-        elem: usize,
         field: &'static str,
-        decode: impl Fn(&[u8]) -> T + Sync + Send,
+        decode: impl Fn(&[u8; E]) -> T,
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
-        let bytes = self.take(n.saturating_mul(elem as u64), field)?;
-        Ok(decode_each(bytes, elem, decode))
+        let bytes = self.take(n.saturating_mul(E as u64), field)?;
+        // `bytes` is `n` whole elements: no remainder.
+        Ok(bytes.as_chunks::<E>().0.iter().map(decode).collect())
     }
 
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
-        self.elements(4, field, |b| u32_at(b, 0))
+        self.elements(field, |b: &[u8; 4]| u32::from_le_bytes(*b))
     }
 
     fn f32s(&mut self, field: &'static str) -> Result<Vec<f32>, SceneFileError> {
-        self.elements(4, field, |b| f32_at(b, 0))
+        self.elements(field, |b: &[u8; 4]| f32::from_le_bytes(*b))
     }
 
     fn vec3s(&mut self, field: &'static str) -> Result<Vec<Vec3>, SceneFileError> {
-        self.elements(12, field, |b| {
+        self.elements(field, |b: &[u8; 12]| {
             Vec3::new(f32_at(b, 0), f32_at(b, 1), f32_at(b, 2))
         })
     }
@@ -144,25 +146,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// `decode` applied to each `elem`-byte element of `bytes`, in order, on all cores (feature
-/// `parallel`) straight into the vector.
-fn decode_each<T: Send>(
-    bytes: &[u8],
-    elem: usize,
-    decode: impl Fn(&[u8]) -> T + Sync + Send,
-) -> Vec<T> {
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        bytes.par_chunks_exact(elem).map(decode).collect()
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        bytes.chunks_exact(elem).map(decode).collect()
-    }
-}
-
-/// Word `k` of `b` as a `u32`, little-endian (`b` holds it: the caller's chunks are whole).
+/// Word `k` of `b` as a `u32`, little-endian (`b` holds it: the callers' elements are whole).
 #[inline(always)]
 fn u32_at(b: &[u8], k: usize) -> u32 {
     u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]])
@@ -173,7 +157,7 @@ fn f32_at(b: &[u8], k: usize) -> f32 {
     f32::from_bits(u32_at(b, k))
 }
 
-fn binary_node(b: &[u8]) -> Node {
+fn binary_node(b: &[u8; NODE_BYTES]) -> Node {
     Node {
         min: [f32_at(b, 0), f32_at(b, 1), f32_at(b, 2)],
         index: u32_at(b, 3),
@@ -182,7 +166,7 @@ fn binary_node(b: &[u8]) -> Node {
     }
 }
 
-fn wide_node(b: &[u8]) -> WideNode<8> {
+fn wide_node(b: &[u8; WIDE_NODE_BYTES]) -> WideNode<8> {
     WideNode {
         bounds: std::array::from_fn(|row| std::array::from_fn(|lane| f32_at(b, 8 * row + lane))),
         index: std::array::from_fn(|lane| u32_at(b, 48 + lane)),
@@ -190,7 +174,7 @@ fn wide_node(b: &[u8]) -> WideNode<8> {
     }
 }
 
-fn quant_node(b: &[u8]) -> QuantNode {
+fn quant_node(b: &[u8; QUANT_NODE_BYTES]) -> QuantNode {
     // 9 floats, 8 indices (68 bytes), then 48 step counts, 8 counts and the valid mask.
     let q = &b[68..116];
     QuantNode {
@@ -280,7 +264,7 @@ impl Reader<'_> {
         match tag {
             kind::MESH => {
                 let vertices = self.vec3s("vertices")?;
-                let indices = self.elements(12, "triangles", |b| {
+                let indices = self.elements("triangles", |b: &[u8; 12]| {
                     [u32_at(b, 0), u32_at(b, 1), u32_at(b, 2)]
                 })?;
                 Ok(RawGeometry::Mesh(TriMesh {
@@ -342,7 +326,7 @@ impl Reader<'_> {
         ids: &'static str,
     ) -> Result<Bvh, SceneFileError> {
         Ok(Bvh {
-            nodes: self.elements(NODE_BYTES, nodes, binary_node)?,
+            nodes: self.elements::<NODE_BYTES, _>(nodes, binary_node)?,
             prim_ids: self.u32s(ids)?,
         })
     }
@@ -355,12 +339,12 @@ impl Reader<'_> {
         let num_prims = self.usize_at_least(0, "mesh tree primitives")?;
         let bvh = match tag {
             tree::WIDE => MeshBvh::Wide(WideBvh {
-                nodes: self.elements(WIDE_NODE_BYTES, "mesh tree nodes", wide_node)?,
+                nodes: self.elements::<WIDE_NODE_BYTES, _>("mesh tree nodes", wide_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
             }),
             tree::QUANTIZED => MeshBvh::Quantized(QuantizedBvh {
-                nodes: self.elements(QUANT_NODE_BYTES, "mesh tree nodes", quant_node)?,
+                nodes: self.elements::<QUANT_NODE_BYTES, _>("mesh tree nodes", quant_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
             }),
@@ -589,19 +573,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 });
             }
             let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
-            // The blocks are filled from the order, which must name triangles first; the tree
-            // is then validated against the triangles' boxes read from the blocks in order.
             let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
-            if let Some(&prim) = tree
-                .ids
-                .iter()
-                .find(|&&p| p != MeshBvh::PADDING && p as usize >= total)
-            {
-                return Err(invalid(
-                    Some(first),
-                    ValidationError::Permutation { prim, count: 1 },
-                ));
-            }
             let mut accel = MeshAccel {
                 offset: frame_origin(&meshes_bounds),
                 blocks: Vec::new(),
@@ -609,13 +581,21 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 parts: MeshParts::new(&parts),
                 dipoles: OnceLock::new(),
             };
-            accel.store(&meshes, &tree.ids);
+            // The order must name each triangle once before the blocks are filled from it; the
+            // rest of the tree is checked as they are filled, and when that finds a fault the
+            // reference walk names it, against each triangle's box read back from its block.
             accel
                 .bvh
-                .validate_by(&tree.ids, total, |prim, slot| {
-                    accel.slot_box(&meshes, slot, prim)
-                })
+                .check_counts(&tree.ids, total)
                 .map_err(|e| invalid(Some(first), e))?;
+            if !store_checked(&mut accel, &meshes, &tree.ids) {
+                accel
+                    .bvh
+                    .validate_by(&tree.ids, total, |prim, slot| {
+                        accel.slot_box(&meshes, slot, prim)
+                    })
+                    .map_err(|e| invalid(Some(first), e))?;
+            }
             Some(accel)
         }
         (first, _) => {
@@ -648,6 +628,44 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
         config: raw.config,
         instance_depth,
     })
+}
+
+/// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
+/// and checks its tree on the way: `true` when the tree passes every check of its validation
+/// ([`WideTree::block_leaves`], then [`WideTree::check_block`] on each block with the boxes of
+/// the triangles just read), `false` when one fails. The blocks are filled either way.
+fn store_checked(accel: &mut MeshAccel, meshes: &[&TriMesh], ids: &[u32]) -> bool {
+    let (blocks, valid) = match &accel.bvh {
+        MeshBvh::Wide(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
+        MeshBvh::Quantized(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
+    };
+    accel.blocks = blocks;
+    valid
+}
+
+fn fill_checked<N: NodeLayout + Sync>(
+    tree: &WideTree<N>,
+    parts: &MeshParts,
+    offset: Vec3,
+    meshes: &[&TriMesh],
+    ids: &[u32],
+) -> (Vec<Tri4>, bool) {
+    let leaves = tree.block_leaves(ids);
+    let failed = AtomicBool::new(leaves.is_none());
+    let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
+        let mut boxes = [Aabb::EMPTY; LANES];
+        let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
+            boxes[lane] = Aabb::from_points(*tri);
+        });
+        if let Some(leaves) = &leaves {
+            let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
+            if !tree.check_block(leaves, b, slots, &boxes) {
+                failed.store(true, Ordering::Relaxed);
+            }
+        }
+        block
+    });
+    (blocks, !failed.into_inner())
 }
 
 impl Scene {
