@@ -86,6 +86,7 @@
 //!
 //! [`SceneBuilder::build`]: super::SceneBuilder::build
 
+mod assemble;
 mod read;
 mod write;
 
@@ -263,13 +264,15 @@ const WIDE_NODE_BYTES: usize = 256;
 const QUANT_NODE_BYTES: usize = 125;
 
 impl Scene {
-    /// Reads a scene file (see the [module docs](self)).
+    /// Reads a scene file (see the [module docs](self)) a piece at a time
+    /// ([`Scene::from_reader`] with the file's size).
     ///
     /// # Errors
     /// [`SceneFileError::Io`] when the file cannot be read, else what [`Scene::from_bytes`]
     /// reports.
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<Scene, SceneFileError> {
-        let bytes = std::fs::read(path)?;
-        Scene::from_bytes(&bytes)
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        Scene::from_reader(file, len)
     }
 }

@@ -1,37 +1,94 @@
-//! Reading a scene file: the header, then each scene decoded (every count checked against the
-//! bytes left, every tag and index against its range), checked as the builder checks its input,
-//! its trees validated against the geometry, and assembled.
+//! Reading a scene file: the header, then each scene decoded, every count checked against the
+//! bytes left before anything is allocated and every tag and index against its range. The bytes
+//! come from a file held whole in memory ([`Scene::from_bytes`]: its checksum is checked before
+//! decoding) or from a stream read a piece at a time ([`Scene::from_reader`], [`Scene::load`]:
+//! each piece decoded straight into the scene's arrays while it is in cache, the checksum
+//! computed on the way and checked once the stream is read through, before a decoding error is
+//! reported, so a damaged file is reported as damaged either way). Then `assemble` checks and
+//! assembles the scenes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::io::{BufReader, Read};
+use std::sync::Arc;
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
 use super::{
-    checksum, kind, tree, FieldSpan, Place, SceneFileError, BYTE_ORDER_MARKER, HEADER_BYTES, MAGIC,
-    NODE_BYTES, QUANT_NODE_BYTES, VERSION, WIDE_NODE_BYTES,
+    assemble, checksum, kind, tree, FieldSpan, Place, SceneFileError, BYTE_ORDER_MARKER,
+    HEADER_BYTES, MAGIC, NODE_BYTES, QUANT_NODE_BYTES, VERSION, WIDE_NODE_BYTES,
 };
 use crate::bvh::quantized::{QuantNode, QuantizedBvh};
-use crate::bvh::wide::{NodeLayout, WideBvh, WideNode, WideTree};
+use crate::bvh::wide::{WideBvh, WideNode};
 use crate::bvh::{BuildConfig, Bvh, Node};
-use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
-use crate::scene::{
-    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
-    MeshBvh, MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
-};
-use crate::simd::{QuantBoxes8, Tri4, LANES};
-use crate::Aabb;
+use crate::scene::{MeshBvh, Scene, Spheres, TriMesh};
+use crate::simd::{QuantBoxes8, LANES};
 
-/// A cursor over the file that names each field it reads, and can list them ([`layout`]).
-struct Reader<'a> {
-    bytes: &'a [u8],
+/// Where a [`Reader`]'s bytes come from, in file order.
+trait Source {
+    /// The most bytes an array is read in at once.
+    const PIECE: usize;
+
+    /// The next `n` bytes, valid until the next call (the reader has checked that the file holds
+    /// them).
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]>;
+}
+
+/// A file held whole in memory: the bytes not read yet.
+struct Whole<'a> {
+    rest: &'a [u8],
+}
+
+impl Source for Whole<'_> {
+    const PIECE: usize = usize::MAX;
+
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        let (next, rest) = self
+            .rest
+            .split_at_checked(n)
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        self.rest = rest;
+        Ok(next)
+    }
+}
+
+/// A stream read a piece at a time: small fields through a buffer, an array a piece of at most
+/// [`Stream::PIECE`] bytes at a time into one reused buffer that stays in cache while the piece
+/// is decoded; the payload's checksum computed as it is read.
+struct Stream<R> {
+    inner: BufReader<R>,
+    piece: Vec<u8>,
+    /// The payload's checksum so far, once the header has been read.
+    crc: Option<crc32fast::Hasher>,
+}
+
+impl<R: Read> Source for Stream<R> {
+    /// 1 MiB: a piece fits in the second-level cache of current cores, and the reads are few.
+    const PIECE: usize = 1 << 20;
+
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.piece.len() < n {
+            self.piece.resize(n, 0);
+        }
+        let piece = &mut self.piece[..n];
+        self.inner.read_exact(piece)?;
+        if let Some(crc) = &mut self.crc {
+            crc.update(piece);
+        }
+        Ok(piece)
+    }
+}
+
+/// A cursor over a file of `len` bytes that names each field it reads, and can list them
+/// ([`layout`]).
+struct Reader<S> {
+    source: S,
+    len: usize,
     pos: usize,
     scene: Option<u32>,
     geometry: Option<u32>,
     spans: Option<Vec<FieldSpan>>,
 }
 
-impl<'a> Reader<'a> {
+impl<S: Source> Reader<S> {
     fn place(&self, field: &'static str) -> Place {
         Place {
             scene: self.scene,
@@ -40,20 +97,22 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The next `n` bytes, as field `field`.
-    fn take(&mut self, n: u64, field: &'static str) -> Result<&'a [u8], SceneFileError> {
-        let left = (self.bytes.len() - self.pos) as u64;
+    /// Claims the next `n` bytes as field `field` (refused when the file does not hold them),
+    /// without reading them.
+    fn claim(&mut self, n: u64, field: &'static str) -> Result<usize, SceneFileError> {
+        let left = (self.len - self.pos) as u64;
         if n > left {
             return Err(SceneFileError::Truncated {
                 at: self.place(field),
                 offset: self.pos,
                 needed: n,
-                len: self.bytes.len(),
+                len: self.len,
             });
         }
         let start = self.pos;
         // `n <= left`, so it fits in `usize`.
-        self.pos += n as usize;
+        let n = n as usize;
+        self.pos += n;
         let place = self.place(field);
         if let Some(spans) = &mut self.spans {
             spans.push(FieldSpan {
@@ -61,7 +120,13 @@ impl<'a> Reader<'a> {
                 bytes: start..self.pos,
             });
         }
-        Ok(&self.bytes[start..self.pos])
+        Ok(n)
+    }
+
+    /// The next `n` bytes, as field `field`.
+    fn take(&mut self, n: u64, field: &'static str) -> Result<&[u8], SceneFileError> {
+        let n = self.claim(n, field)?;
+        Ok(self.source.next(n)?)
     }
 
     fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], SceneFileError> {
@@ -104,17 +169,24 @@ impl<'a> Reader<'a> {
     }
 
     /// A `len`-prefixed run of `E`-byte elements (the count is checked against the bytes left
-    /// before anything is allocated), each decoded by `decode`, in one pass straight into the
-    /// vector.
+    /// before anything is allocated), each decoded by `decode` straight into the vector, a piece
+    /// of the source at a time.
     fn elements<const E: usize, T>(
         &mut self,
         field: &'static str,
         decode: impl Fn(&[u8; E]) -> T,
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
-        let bytes = self.take(n.saturating_mul(E as u64), field)?;
-        // `bytes` is `n` whole elements: no remainder.
-        Ok(bytes.as_chunks::<E>().0.iter().map(decode).collect())
+        // The file holds `n` elements, so `n` fits in `usize`.
+        let n = self.claim(n.saturating_mul(E as u64), field)? / E;
+        let per_piece = (S::PIECE / E).max(1);
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let piece = self.source.next((n - out.len()).min(per_piece) * E)?;
+            // The piece is whole elements: no remainder.
+            out.extend(piece.as_chunks::<E>().0.iter().map(&decode));
+        }
+        Ok(out)
     }
 
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
@@ -136,8 +208,8 @@ impl<'a> Reader<'a> {
             0 => Ok(None),
             1 => {
                 let n = self.u64("name")?;
-                let bytes = self.take(n, "name")?;
-                String::from_utf8(bytes.to_vec())
+                let bytes = self.take(n, "name")?.to_vec();
+                String::from_utf8(bytes)
                     .map(Some)
                     .map_err(|e| self.bad("name", format!("not UTF-8: {e}")))
             }
@@ -190,7 +262,7 @@ fn quant_node(b: &[u8; QUANT_NODE_BYTES]) -> QuantNode {
 }
 
 /// A geometry as decoded: an instance names its scene by position until the scene is assembled.
-enum RawGeometry {
+pub(super) enum RawGeometry {
     Mesh(TriMesh),
     Spheres(Spheres),
     Instance {
@@ -202,21 +274,21 @@ enum RawGeometry {
 }
 
 /// The meshes' tree as decoded: the tree (without its own ids) and the id at each position.
-struct RawMeshTree {
-    bvh: MeshBvh,
-    ids: Vec<u32>,
+pub(super) struct RawMeshTree {
+    pub(super) bvh: MeshBvh,
+    pub(super) ids: Vec<u32>,
 }
 
 /// A scene as decoded, before any check.
-struct RawScene {
-    config: BuildConfig,
-    geometries: Vec<RawGeometry>,
-    top: Bvh,
-    spheres: Vec<Bvh>,
-    meshes: Option<RawMeshTree>,
+pub(super) struct RawScene {
+    pub(super) config: BuildConfig,
+    pub(super) geometries: Vec<RawGeometry>,
+    pub(super) top: Bvh,
+    pub(super) spheres: Vec<Bvh>,
+    pub(super) meshes: Option<RawMeshTree>,
 }
 
-impl Reader<'_> {
+impl<S: Source> Reader<S> {
     fn config(&mut self) -> Result<BuildConfig, SceneFileError> {
         let bins = self.usize_at_least(2, "config bins")?;
         let max_leaf_size = self.usize_at_least(1, "config max_leaf_size")?;
@@ -374,13 +446,13 @@ impl Reader<'_> {
         // Each geometry takes at least 22 bytes (kind 1, mask 4, name tag 1, then a mesh's or a
         // sphere set's two counts, 16, or an instance's 52): a count the bytes left cannot hold
         // is refused before anything is allocated.
-        let left = (self.bytes.len() - self.pos) as u64;
+        let left = (self.len - self.pos) as u64;
         if u64::from(count) * 22 > left {
             return Err(SceneFileError::Truncated {
                 at: self.place("geometry count"),
                 offset: self.pos,
                 needed: u64::from(count) * 22,
-                len: self.bytes.len(),
+                len: self.len,
             });
         }
         let mut geometries = Vec::with_capacity(count as usize);
@@ -409,23 +481,36 @@ impl Reader<'_> {
     }
 }
 
-/// Checks the header of `bytes` and returns a reader positioned at the payload, whose checksum
-/// has been verified.
-fn open(bytes: &[u8], spans: Option<Vec<FieldSpan>>) -> Result<Reader<'_>, SceneFileError> {
-    let head = &bytes[..bytes.len().min(MAGIC.len())];
-    if head != &MAGIC[..head.len()] {
-        return Err(SceneFileError::BadMagic {
-            found: head.to_vec(),
-        });
-    }
+/// Reads and checks the header of a file of `len` bytes from `source`: a reader positioned at
+/// the payload, and the checksum the header holds.
+fn open<S: Source>(
+    source: S,
+    len: usize,
+    spans: Option<Vec<FieldSpan>>,
+) -> Result<(Reader<S>, u32), SceneFileError> {
     let mut r = Reader {
-        bytes,
+        source,
+        len,
         pos: 0,
         scene: None,
         geometry: None,
         spans,
     };
-    r.take(MAGIC.len() as u64, "magic")?;
+    let n = len.min(MAGIC.len());
+    let head = r.take(n as u64, "magic")?;
+    if head != &MAGIC[..n] {
+        return Err(SceneFileError::BadMagic {
+            found: head.to_vec(),
+        });
+    }
+    if n < MAGIC.len() {
+        return Err(SceneFileError::Truncated {
+            at: r.place("magic"),
+            offset: 0,
+            needed: MAGIC.len() as u64,
+            len,
+        });
+    }
     let version = r.u32("version")?;
     if version != VERSION {
         return Err(SceneFileError::UnsupportedVersion {
@@ -444,19 +529,15 @@ fn open(bytes: &[u8], spans: Option<Vec<FieldSpan>>) -> Result<Reader<'_>, Scene
         return Err(r.bad("reserved", format!("{reserved:#x}: must be 0")));
     }
     debug_assert_eq!(r.pos, HEADER_BYTES);
-    let found = (bytes.len() - HEADER_BYTES) as u64;
+    let found = (len - HEADER_BYTES) as u64;
     if found != expected {
         return Err(SceneFileError::PayloadLength { expected, found });
     }
-    let computed = checksum(&bytes[HEADER_BYTES..]);
-    if computed != stored {
-        return Err(SceneFileError::Checksum { stored, computed });
-    }
-    Ok(r)
+    Ok((r, stored))
 }
 
 /// Decodes every scene of the file after the header.
-fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
+fn decode<S: Source>(r: &mut Reader<S>) -> Result<Vec<RawScene>, SceneFileError> {
     let count = r.u32("scene count")?;
     if count == 0 {
         return Err(r.bad(
@@ -466,19 +547,63 @@ fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
     }
     // A scene takes at least 82 bytes (settings 61, geometry count 4, the top tree's two counts
     // 16, the mesh tree's kind 1): the capacity is what the bytes can hold, whatever the count.
-    let mut scenes = Vec::with_capacity((count as usize).min(r.bytes.len() / 82));
+    let mut scenes = Vec::with_capacity((count as usize).min(r.len / 82));
     for s in 0..count {
         scenes.push(r.scene(s)?);
     }
-    if r.pos != r.bytes.len() {
+    if r.pos != r.len {
         r.scene = None;
         r.geometry = None;
         return Err(r.bad(
             "payload end",
-            format!("{} bytes after the last scene", r.bytes.len() - r.pos),
+            format!("{} bytes after the last scene", r.len - r.pos),
         ));
     }
     Ok(scenes)
+}
+
+/// The scenes of the file `bytes`, held whole: the header, then the payload's checksum, then the
+/// decoding; with the fields' spans when `spans` is given.
+fn decode_whole(
+    bytes: &[u8],
+    spans: Option<Vec<FieldSpan>>,
+) -> Result<(Vec<RawScene>, Option<Vec<FieldSpan>>), SceneFileError> {
+    let (mut r, stored) = open(Whole { rest: bytes }, bytes.len(), spans)?;
+    let computed = checksum(&bytes[HEADER_BYTES..]);
+    if computed != stored {
+        return Err(SceneFileError::Checksum { stored, computed });
+    }
+    let scenes = decode(&mut r)?;
+    Ok((scenes, r.spans))
+}
+
+/// The scenes of the file of `len` bytes that `reader` holds: the header, then the decoding with
+/// the checksum computed on the way. When the decoding stops early (a damaged count, a bad tag),
+/// the rest of the file is read through the checksum first, so that a damaged file is reported
+/// as [`SceneFileError::Checksum`], as [`decode_whole`] reports it.
+fn decode_stream<R: Read>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
+    let source = Stream {
+        inner: BufReader::with_capacity(64 << 10, reader),
+        piece: Vec::new(),
+        crc: None,
+    };
+    let (mut r, stored) = open(source, len, None)?;
+    r.source.crc = Some(crc32fast::Hasher::new());
+    let decoded = decode(&mut r);
+    if let Err(SceneFileError::Io(e)) = decoded {
+        return Err(SceneFileError::Io(e));
+    }
+    let mut left = r.len - r.pos;
+    while left > 0 {
+        let n = left.min(Stream::<R>::PIECE);
+        r.source.next(n)?;
+        left -= n;
+    }
+    let computed = r.source.crc.take().map_or(0, crc32fast::Hasher::finalize);
+    if computed != stored {
+        return Err(SceneFileError::Checksum { stored, computed });
+    }
+    decoded
 }
 
 /// The fields of the scene file `bytes` and where each lies, in file order, as far as the file
@@ -488,184 +613,8 @@ fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
 /// # Errors
 /// What [`Scene::from_bytes`] reports for the header and the decoding.
 pub fn layout(bytes: &[u8]) -> Result<Vec<FieldSpan>, SceneFileError> {
-    let mut r = open(bytes, Some(Vec::new()))?;
-    decode(&mut r)?;
-    Ok(r.spans.unwrap_or_default())
-}
-
-/// Scene number `index` from its decoded form, the scenes before it assembled (`placed`): every
-/// geometry checked, every tree validated, the rest computed as the build computes it.
-fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, SceneFileError> {
-    let geometry_error = |error| SceneFileError::Geometry {
-        scene: index,
-        error,
-    };
-    let invalid = |geom, error| SceneFileError::InvalidBvh {
-        scene: index,
-        error: InvalidBvh { geom, error },
-    };
-    let geometries: Vec<Geometry> = raw
-        .geometries
-        .into_iter()
-        .map(|g| match g {
-            RawGeometry::Mesh(m) => Geometry::Mesh(m),
-            RawGeometry::Spheres(s) => Geometry::Spheres(s),
-            RawGeometry::Instance {
-                scene,
-                world_from_object,
-                name,
-                mask,
-            } => Geometry::Instance(Instance {
-                // `decode` checked `scene < index`, and `placed` holds scenes `0..index`.
-                scene: placed[scene as usize].clone(),
-                world_from_object,
-                name,
-                mask,
-            }),
-        })
-        .collect();
-    let mut sphere_trees = raw.spheres.into_iter();
-    let mut accels = Vec::with_capacity(geometries.len());
-    let mut parts = Vec::new();
-    for (id, g) in geometries.iter().enumerate() {
-        let id = id as u32;
-        let instance = check_geometry(id, g).map_err(geometry_error)?;
-        accels.push(match g {
-            Geometry::Mesh(m) => {
-                parts.push((id, m, m.mask));
-                Accel::Mesh
-            }
-            Geometry::Spheres(s) => {
-                // `decode` read one tree per sphere set.
-                let bvh = sphere_trees.next().unwrap_or_default();
-                bvh.validate(&sphere_boxes(s))
-                    .map_err(|e| invalid(Some(id), e))?;
-                Accel::Spheres(SpheresAccel { bvh })
-            }
-            Geometry::Instance(_) => match instance {
-                Some(accel) => Accel::Instance(accel),
-                None => unreachable!("check_geometry returns an instance's accel"),
-            },
-        });
-    }
-    check_total(&geometries, &parts).map_err(geometry_error)?;
-    let meshes_bounds = parts
-        .iter()
-        .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
-    let meshes = match (parts.first(), raw.meshes) {
-        (None, None) => None,
-        (Some(&(first, _, _)), Some(tree)) => {
-            let tree_kind_ok = matches!(
-                (&tree.bvh, raw.config.compact),
-                (MeshBvh::Wide(_), false) | (MeshBvh::Quantized(_), true)
-            );
-            if !tree_kind_ok {
-                return Err(SceneFileError::BadValue {
-                    at: Place {
-                        scene: Some(index),
-                        geometry: None,
-                        field: "mesh tree kind",
-                    },
-                    problem: format!(
-                        "the tree's kind does not match the setting compact = {}",
-                        raw.config.compact
-                    ),
-                });
-            }
-            let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
-            let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
-            let mut accel = MeshAccel {
-                offset: frame_origin(&meshes_bounds),
-                blocks: Vec::new(),
-                bvh: tree.bvh,
-                parts: MeshParts::new(&parts),
-                dipoles: OnceLock::new(),
-            };
-            // The order must name each triangle once before the blocks are filled from it; the
-            // rest of the tree is checked as they are filled, and when that finds a fault the
-            // reference walk names it, against each triangle's box read back from its block.
-            accel
-                .bvh
-                .check_counts(&tree.ids, total)
-                .map_err(|e| invalid(Some(first), e))?;
-            if !store_checked(&mut accel, &meshes, &tree.ids) {
-                accel
-                    .bvh
-                    .validate_by(&tree.ids, total, |prim, slot| {
-                        accel.slot_box(&meshes, slot, prim)
-                    })
-                    .map_err(|e| invalid(Some(first), e))?;
-            }
-            Some(accel)
-        }
-        (first, _) => {
-            return Err(SceneFileError::BadValue {
-                at: Place {
-                    scene: Some(index),
-                    geometry: None,
-                    field: "mesh tree kind",
-                },
-                problem: if first.is_some() {
-                    "the scene has meshes but no mesh tree".into()
-                } else {
-                    "the scene has no mesh but a mesh tree".into()
-                },
-            })
-        }
-    };
-    drop(parts);
-    let (top_items, top_boxes, bounds) = top_level(&geometries, meshes_bounds);
-    raw.top.validate(&top_boxes).map_err(|e| invalid(None, e))?;
-    let instance_depth = instance_depth(&geometries);
-    Ok(Scene {
-        geometries,
-        accels,
-        meshes,
-        top: raw.top,
-        top_items,
-        top_boxes,
-        bounds,
-        config: raw.config,
-        instance_depth,
-    })
-}
-
-/// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
-/// and checks its tree on the way: `true` when the tree passes every check of its validation
-/// ([`WideTree::block_leaves`], then [`WideTree::check_block`] on each block with the boxes of
-/// the triangles just read), `false` when one fails. The blocks are filled either way.
-fn store_checked(accel: &mut MeshAccel, meshes: &[&TriMesh], ids: &[u32]) -> bool {
-    let (blocks, valid) = match &accel.bvh {
-        MeshBvh::Wide(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
-        MeshBvh::Quantized(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
-    };
-    accel.blocks = blocks;
-    valid
-}
-
-fn fill_checked<N: NodeLayout + Sync>(
-    tree: &WideTree<N>,
-    parts: &MeshParts,
-    offset: Vec3,
-    meshes: &[&TriMesh],
-    ids: &[u32],
-) -> (Vec<Tri4>, bool) {
-    let leaves = tree.block_leaves(ids);
-    let failed = AtomicBool::new(leaves.is_none());
-    let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-        let mut boxes = [Aabb::EMPTY; LANES];
-        let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
-            boxes[lane] = Aabb::from_points(*tri);
-        });
-        if let Some(leaves) = &leaves {
-            let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
-            if !tree.check_block(leaves, b, slots, &boxes) {
-                failed.store(true, Ordering::Relaxed);
-            }
-        }
-        block
-    });
-    (blocks, !failed.into_inner())
+    let (_, spans) = decode_whole(bytes, Some(Vec::new()))?;
+    Ok(spans.unwrap_or_default())
 }
 
 impl Scene {
@@ -679,17 +628,29 @@ impl Scene {
     /// or setting out of range, a geometry the builder would refuse, or a tree that fails its
     /// validation.
     pub fn from_bytes(bytes: &[u8]) -> Result<Scene, SceneFileError> {
-        let mut r = open(bytes, None)?;
-        let raw = decode(&mut r)?;
-        let last = raw.len() - 1;
-        let mut placed: Vec<Arc<Scene>> = Vec::with_capacity(last);
-        for (index, scene) in raw.into_iter().enumerate() {
-            let scene = assemble(scene, index as u32, &placed)?;
-            if index == last {
-                return Ok(scene);
-            }
-            placed.push(Arc::new(scene));
-        }
-        unreachable!("decode returns at least one scene")
+        let (raw, _) = decode_whole(bytes, None)?;
+        assemble::scene(raw)
+    }
+
+    /// Reads a scene from a scene file of `len` bytes that `reader` holds (a file's size), a
+    /// piece at a time: the file is never held whole in memory, and each piece is decoded
+    /// straight into the scene's arrays. Accepts and refuses exactly the files
+    /// [`Scene::from_bytes`] does, with the same errors; `reader` is read no further than `len`
+    /// bytes.
+    ///
+    /// `len` bounds every count in the file before anything is allocated, so it must be the
+    /// stream's true length, not one the stream announces.
+    ///
+    /// # Errors
+    /// What [`Scene::from_bytes`] reports, and [`SceneFileError::Io`] when `reader` fails or
+    /// ends before `len` bytes.
+    pub fn from_reader(reader: impl Read, len: u64) -> Result<Scene, SceneFileError> {
+        let len = usize::try_from(len).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("a scene file of {len} bytes does not fit in memory"),
+            )
+        })?;
+        assemble::scene(decode_stream(reader, len)?)
     }
 }

@@ -1,0 +1,216 @@
+//! Assembling a decoded scene: every geometry checked as the builder checks its input, every
+//! tree validated against the geometry (the meshes' tree as its triangle blocks are filled), and
+//! what the file does not store computed as the build computes it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use glam::Vec3;
+
+use super::read::{RawGeometry, RawScene};
+use super::{Place, SceneFileError};
+use crate::bvh::wide::{NodeLayout, WideTree};
+use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
+use crate::scene::{
+    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
+    MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
+};
+use crate::simd::{Tri4, LANES};
+use crate::Aabb;
+
+/// The saved scene from the decoded scenes of a file (`raw`, at least one, the saved scene last),
+/// each assembled after the scenes its instances place.
+pub(super) fn scene(raw: Vec<RawScene>) -> Result<Scene, SceneFileError> {
+    let last = raw.len().saturating_sub(1);
+    let mut placed: Vec<Arc<Scene>> = Vec::with_capacity(last);
+    for (index, scene) in raw.into_iter().enumerate() {
+        let scene = assemble(scene, index as u32, &placed)?;
+        if index == last {
+            return Ok(scene);
+        }
+        placed.push(Arc::new(scene));
+    }
+    Err(SceneFileError::BadValue {
+        at: Place {
+            scene: None,
+            geometry: None,
+            field: "scene count",
+        },
+        problem: "0: a file holds at least the saved scene".into(),
+    })
+}
+
+/// Scene number `index` from its decoded form, the scenes before it assembled (`placed`): every
+/// geometry checked, every tree validated, the rest computed as the build computes it.
+fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, SceneFileError> {
+    let geometry_error = |error| SceneFileError::Geometry {
+        scene: index,
+        error,
+    };
+    let invalid = |geom, error| SceneFileError::InvalidBvh {
+        scene: index,
+        error: InvalidBvh { geom, error },
+    };
+    let geometries: Vec<Geometry> = raw
+        .geometries
+        .into_iter()
+        .map(|g| match g {
+            RawGeometry::Mesh(m) => Geometry::Mesh(m),
+            RawGeometry::Spheres(s) => Geometry::Spheres(s),
+            RawGeometry::Instance {
+                scene,
+                world_from_object,
+                name,
+                mask,
+            } => Geometry::Instance(Instance {
+                // `decode` checked `scene < index`, and `placed` holds scenes `0..index`.
+                scene: placed[scene as usize].clone(),
+                world_from_object,
+                name,
+                mask,
+            }),
+        })
+        .collect();
+    let mut sphere_trees = raw.spheres.into_iter();
+    let mut accels = Vec::with_capacity(geometries.len());
+    let mut parts = Vec::new();
+    for (id, g) in geometries.iter().enumerate() {
+        let id = id as u32;
+        let instance = check_geometry(id, g).map_err(geometry_error)?;
+        accels.push(match g {
+            Geometry::Mesh(m) => {
+                parts.push((id, m, m.mask));
+                Accel::Mesh
+            }
+            Geometry::Spheres(s) => {
+                // `decode` read one tree per sphere set.
+                let bvh = sphere_trees.next().unwrap_or_default();
+                bvh.validate(&sphere_boxes(s))
+                    .map_err(|e| invalid(Some(id), e))?;
+                Accel::Spheres(SpheresAccel { bvh })
+            }
+            Geometry::Instance(_) => match instance {
+                Some(accel) => Accel::Instance(accel),
+                None => unreachable!("check_geometry returns an instance's accel"),
+            },
+        });
+    }
+    check_total(&geometries, &parts).map_err(geometry_error)?;
+    let meshes_bounds = parts
+        .iter()
+        .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
+    let meshes = match (parts.first(), raw.meshes) {
+        (None, None) => None,
+        (Some(&(first, _, _)), Some(tree)) => {
+            let tree_kind_ok = matches!(
+                (&tree.bvh, raw.config.compact),
+                (MeshBvh::Wide(_), false) | (MeshBvh::Quantized(_), true)
+            );
+            if !tree_kind_ok {
+                return Err(SceneFileError::BadValue {
+                    at: Place {
+                        scene: Some(index),
+                        geometry: None,
+                        field: "mesh tree kind",
+                    },
+                    problem: format!(
+                        "the tree's kind does not match the setting compact = {}",
+                        raw.config.compact
+                    ),
+                });
+            }
+            let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
+            let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
+            let mut accel = MeshAccel {
+                offset: frame_origin(&meshes_bounds),
+                blocks: Vec::new(),
+                bvh: tree.bvh,
+                parts: MeshParts::new(&parts),
+                dipoles: OnceLock::new(),
+            };
+            // The order must name each triangle once before the blocks are filled from it; the
+            // rest of the tree is checked as they are filled, and when that finds a fault the
+            // reference walk names it, against each triangle's box read back from its block.
+            accel
+                .bvh
+                .check_counts(&tree.ids, total)
+                .map_err(|e| invalid(Some(first), e))?;
+            if !store_checked(&mut accel, &meshes, &tree.ids) {
+                accel
+                    .bvh
+                    .validate_by(&tree.ids, total, |prim, slot| {
+                        accel.slot_box(&meshes, slot, prim)
+                    })
+                    .map_err(|e| invalid(Some(first), e))?;
+            }
+            Some(accel)
+        }
+        (first, _) => {
+            return Err(SceneFileError::BadValue {
+                at: Place {
+                    scene: Some(index),
+                    geometry: None,
+                    field: "mesh tree kind",
+                },
+                problem: if first.is_some() {
+                    "the scene has meshes but no mesh tree".into()
+                } else {
+                    "the scene has no mesh but a mesh tree".into()
+                },
+            })
+        }
+    };
+    drop(parts);
+    let (top_items, top_boxes, bounds) = top_level(&geometries, meshes_bounds);
+    raw.top.validate(&top_boxes).map_err(|e| invalid(None, e))?;
+    let instance_depth = instance_depth(&geometries);
+    Ok(Scene {
+        geometries,
+        accels,
+        meshes,
+        top: raw.top,
+        top_items,
+        top_boxes,
+        bounds,
+        config: raw.config,
+        instance_depth,
+    })
+}
+
+/// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
+/// and checks its tree on the way: `true` when the tree passes every check of its validation
+/// ([`WideTree::block_leaves`], then [`WideTree::check_block`] on each block with the boxes of
+/// the triangles just read), `false` when one fails. The blocks are filled either way.
+fn store_checked(accel: &mut MeshAccel, meshes: &[&TriMesh], ids: &[u32]) -> bool {
+    let (blocks, valid) = match &accel.bvh {
+        MeshBvh::Wide(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
+        MeshBvh::Quantized(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
+    };
+    accel.blocks = blocks;
+    valid
+}
+
+fn fill_checked<N: NodeLayout + Sync>(
+    tree: &WideTree<N>,
+    parts: &MeshParts,
+    offset: Vec3,
+    meshes: &[&TriMesh],
+    ids: &[u32],
+) -> (Vec<Tri4>, bool) {
+    let leaves = tree.block_leaves(ids);
+    let failed = AtomicBool::new(leaves.is_none());
+    let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
+        let mut boxes = [Aabb::EMPTY; LANES];
+        let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
+            boxes[lane] = Aabb::from_points(*tri);
+        });
+        if let Some(leaves) = &leaves {
+            let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
+            if !tree.check_block(leaves, b, slots, &boxes) {
+                failed.store(true, Ordering::Relaxed);
+            }
+        }
+        block
+    });
+    (blocks, !failed.into_inner())
+}
