@@ -102,7 +102,7 @@ pub use hit::{Hit, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
 use crate::bvh::quantized::QuantizedBvh;
-use crate::bvh::wide::{Order, RayRun, Traverse, WideBvh, WideRay};
+use crate::bvh::wide::{BlockLeaves, Order, RayRun, Traverse, WideBvh, WideRay};
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::geom::triangle::is_degenerate;
 use crate::simd::{Tri4, LANES};
@@ -163,6 +163,14 @@ impl MeshBvh {
         match self {
             Self::Wide(b) => b.check_counts(ids, count),
             Self::Quantized(b) => b.check_counts(ids, count),
+        }
+    }
+
+    /// [`WideTree::block_leaves`](crate::bvh::wide::WideTree) of the tree.
+    pub(crate) fn block_leaves(&self, ids: &[u32]) -> Option<BlockLeaves> {
+        match self {
+            Self::Wide(b) => b.block_leaves(ids),
+            Self::Quantized(b) => b.block_leaves(ids),
         }
     }
 
@@ -409,6 +417,21 @@ pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Se
     #[cfg(not(feature = "parallel"))]
     {
         (0..n).map(f).collect()
+    }
+}
+
+/// `(a(), b())`, the two on two cores when one is free (feature `parallel`).
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
     }
 }
 

@@ -9,11 +9,11 @@ use glam::Vec3;
 
 use super::read::{RawGeometry, RawScene};
 use super::{Place, SceneFileError};
-use crate::bvh::wide::{NodeLayout, WideTree};
+use crate::bvh::wide::{BlockLeaves, NodeLayout, WideTree};
 use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
 use crate::scene::{
-    collect_each, frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
-    MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
+    collect_each, frame_origin, join, sphere_boxes, Accel, Geometry, Instance, InvalidBvh,
+    MeshAccel, MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
 };
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;
@@ -96,12 +96,25 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
         });
     }
     check_total(&geometries, &parts).map_err(geometry_error)?;
-    let meshes_bounds = parts
-        .iter()
-        .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
-    let meshes = match (parts.first(), raw.meshes) {
-        (None, None) => None,
-        (Some(&(first, _, _)), Some(tree)) => {
+    let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
+    let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
+    // Three passes that need nothing of each other, on all cores: the meshes' box (a pass over
+    // their triangles), and the mesh tree's checks that read no triangle: its counts and its
+    // order (which must name each triangle once before the blocks are filled from it), and the
+    // pass over its nodes.
+    let (meshes_bounds, (tree_counts, tree_leaves)) = join(
+        || meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds())),
+        || match &raw.meshes {
+            Some(tree) => join(
+                || Some(tree.bvh.check_counts(&tree.ids, total)),
+                || tree.bvh.block_leaves(&tree.ids),
+            ),
+            None => (None, None),
+        },
+    );
+    let mesh_accel = match (parts.first(), raw.meshes, tree_counts) {
+        (None, None, _) => None,
+        (Some(&(first, _, _)), Some(tree), Some(counts)) => {
             let tree_kind_ok = matches!(
                 (&tree.bvh, raw.config.compact),
                 (MeshBvh::Wide(_), false) | (MeshBvh::Quantized(_), true)
@@ -119,8 +132,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                     ),
                 });
             }
-            let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
-            let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
+            counts.map_err(|e| invalid(Some(first), e))?;
             let mut accel = MeshAccel {
                 offset: frame_origin(&meshes_bounds),
                 blocks: Vec::new(),
@@ -128,14 +140,10 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 parts: MeshParts::new(&parts),
                 dipoles: OnceLock::new(),
             };
-            // The order must name each triangle once before the blocks are filled from it; the
-            // rest of the tree is checked as they are filled, and when that finds a fault the
-            // reference walk names it, against each triangle's box read back from its block.
-            accel
-                .bvh
-                .check_counts(&tree.ids, total)
-                .map_err(|e| invalid(Some(first), e))?;
-            if !store_checked(&mut accel, &meshes, &tree.ids) {
+            // The rest of the tree is checked as the blocks are filled, and when that finds a
+            // fault the reference walk names it, against each triangle's box read back from its
+            // block.
+            if !store_checked(&mut accel, &meshes, &tree.ids, tree_leaves.as_ref()) {
                 accel
                     .bvh
                     .validate_by(&tree.ids, total, |prim, slot| {
@@ -145,7 +153,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
             }
             Some(accel)
         }
-        (first, _) => {
+        (first, _, _) => {
             return Err(SceneFileError::BadValue {
                 at: Place {
                     scene: Some(index),
@@ -167,7 +175,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
     Ok(Scene {
         geometries,
         accels,
-        meshes,
+        meshes: mesh_accel,
         top: raw.top,
         top_items,
         top_boxes,
@@ -179,12 +187,19 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
 
 /// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
 /// and checks its tree on the way: `true` when the tree passes every check of its validation
-/// ([`WideTree::block_leaves`], then [`WideTree::check_block`] on each block with the boxes of
-/// the triangles just read), `false` when one fails. The blocks are filled either way.
-fn store_checked(accel: &mut MeshAccel, meshes: &[&TriMesh], ids: &[u32]) -> bool {
+/// (`leaves`, the pass over its nodes, then [`WideTree::check_block`] on each block with the
+/// boxes of the triangles just read), `false` when one fails (`leaves` is `None` when the pass
+/// over the nodes failed). The blocks are filled either way.
+fn store_checked(
+    accel: &mut MeshAccel,
+    meshes: &[&TriMesh],
+    ids: &[u32],
+    leaves: Option<&BlockLeaves>,
+) -> bool {
+    let (parts, offset) = (&accel.parts, accel.offset);
     let (blocks, valid) = match &accel.bvh {
-        MeshBvh::Wide(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
-        MeshBvh::Quantized(tree) => fill_checked(tree, &accel.parts, accel.offset, meshes, ids),
+        MeshBvh::Wide(tree) => fill_checked(tree, leaves, parts, offset, meshes, ids),
+        MeshBvh::Quantized(tree) => fill_checked(tree, leaves, parts, offset, meshes, ids),
     };
     accel.blocks = blocks;
     valid
@@ -192,19 +207,19 @@ fn store_checked(accel: &mut MeshAccel, meshes: &[&TriMesh], ids: &[u32]) -> boo
 
 fn fill_checked<N: NodeLayout + Sync>(
     tree: &WideTree<N>,
+    leaves: Option<&BlockLeaves>,
     parts: &MeshParts,
     offset: Vec3,
     meshes: &[&TriMesh],
     ids: &[u32],
 ) -> (Vec<Tri4>, bool) {
-    let leaves = tree.block_leaves(ids);
     let failed = AtomicBool::new(leaves.is_none());
     let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
         let mut boxes = [Aabb::EMPTY; LANES];
         let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
             boxes[lane] = Aabb::from_points(*tri);
         });
-        if let Some(leaves) = &leaves {
+        if let Some(leaves) = leaves {
             let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
             if !tree.check_block(leaves, b, slots, &boxes) {
                 failed.store(true, Ordering::Relaxed);
