@@ -138,11 +138,9 @@ pub(crate) fn load_checks_agree_with_the_walk<N: NodeLayout>(
         };
         (0..ids.len().div_ceil(LEAF_ALIGN)).all(|b| {
             let slots = &ids[b * LEAF_ALIGN..(b * LEAF_ALIGN + LEAF_ALIGN).min(ids.len())];
-            let prim_boxes = std::array::from_fn(|k| match slots.get(k) {
-                Some(&p) if p != padding => boxes[p as usize],
-                _ => Aabb::EMPTY,
-            });
-            t.check_block(&leaves, b, slots, &prim_boxes)
+            t.check_block(&leaves, b, slots, |k, leaf| {
+                leaf.contains(&boxes[slots[k] as usize])
+            })
         })
     };
     let by_walk = |t: &WideTree<N>, ids: &[u32]| {

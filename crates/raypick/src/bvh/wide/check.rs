@@ -232,16 +232,17 @@ impl<N: NodeLayout> WideTree<N> {
 
     /// The checks of [`Self::validate_by`] on block `block` of the primitive order: of its
     /// positions (`ids`, the block's ids, fewer than [`LEAF_ALIGN`] at the end of the order), the
-    /// ones its leaf covers are exactly those that are not padding, and the box of each,
-    /// `boxes[k]` for position `block * LEAF_ALIGN + k`, lies inside the leaf's box (`boxes` of
-    /// padding positions are not read). `leaves` is [`Self::block_leaves`] of this tree.
+    /// ones its leaf covers are exactly those that are not padding, and for each of them
+    /// `inside(k, leaf box)` holds, `k` the position's index in the block: whether the box of
+    /// its primitive lies inside the leaf's (the owner knows its primitives; it may answer from
+    /// the box or from what the box bounds). `leaves` is [`Self::block_leaves`] of this tree.
     #[inline]
     pub(crate) fn check_block(
         &self,
         leaves: &BlockLeaves,
         block: usize,
         ids: &[u32],
-        boxes: &[Aabb; LEAF_ALIGN],
+        inside: impl Fn(usize, &Aabb) -> bool,
     ) -> bool {
         let Some((node, lane)) = leaves.leaf::<N>(block) else {
             return ids.iter().all(|&p| p == Self::PADDING);
@@ -251,9 +252,9 @@ impl<N: NodeLayout> WideTree<N> {
         let end = node.child(lane).range().end;
         let bounds = node.child_bounds(lane);
         let first = block * LEAF_ALIGN;
-        ids.iter().zip(boxes).enumerate().all(|(k, (&p, b))| {
+        ids.iter().enumerate().all(|(k, &p)| {
             let covered = first + k < end;
-            covered == (p != Self::PADDING) && (!covered || bounds.contains(b))
+            covered == (p != Self::PADDING) && (!covered || inside(k, &bounds))
         })
     }
 

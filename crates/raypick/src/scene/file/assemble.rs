@@ -188,7 +188,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
 /// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
 /// and checks its tree on the way: `true` when the tree passes every check of its validation
 /// (`leaves`, the pass over its nodes, then [`WideTree::check_block`] on each block with the
-/// boxes of the triangles just read), `false` when one fails (`leaves` is `None` when the pass
+/// triangles just read), `false` when one fails (`leaves` is `None` when the pass
 /// over the nodes failed). The blocks are filled either way.
 fn store_checked(
     accel: &mut MeshAccel,
@@ -215,13 +215,16 @@ fn fill_checked<N: NodeLayout + Sync>(
 ) -> (Vec<Tri4>, bool) {
     let failed = AtomicBool::new(leaves.is_none());
     let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-        let mut boxes = [Aabb::EMPTY; LANES];
+        let mut tris = [[Vec3::ZERO; 3]; LANES];
         let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
-            boxes[lane] = Aabb::from_points(*tri);
+            tris[lane] = *tri;
         });
         if let Some(leaves) = leaves {
             let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
-            if !tree.check_block(leaves, b, slots, &boxes) {
+            // A triangle's box lies inside the leaf's exactly when its three vertices do (they
+            // are finite: the geometry checks came first).
+            let inside = |k: usize, leaf: &Aabb| tris[k].iter().all(|&v| leaf.contains_point(v));
+            if !tree.check_block(leaves, b, slots, inside) {
                 failed.store(true, Ordering::Relaxed);
             }
         }
