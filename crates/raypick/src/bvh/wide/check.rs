@@ -174,8 +174,9 @@ impl<N: NodeLayout> WideTree<N> {
     /// The checks of [`Self::validate_by`] that read no primitive box, in one pass over the nodes
     /// in array order instead of a walk from the root (after [`Self::check_counts`]), and which
     /// leaf covers each block of [`LEAF_ALIGN`] positions of `ids`: `None` when a check fails
-    /// (the walk names the failure). With [`Self::check_block`] on every block, it accepts
-    /// exactly the trees the walk accepts.
+    /// (the walk names the failure). With [`Self::check_block`] on every block, and each
+    /// primitive's box inside the box that returns, it accepts exactly the trees the walk
+    /// accepts.
     ///
     /// Children come after their parents, so when the pass reaches a node, every link to it has
     /// been read: a node linked from no earlier node is unreachable, one linked twice is reached
@@ -230,32 +231,34 @@ impl<N: NodeLayout> WideTree<N> {
         Some(BlockLeaves { owner })
     }
 
-    /// The checks of [`Self::validate_by`] on block `block` of the primitive order: of its
-    /// positions (`ids`, the block's ids, fewer than [`LEAF_ALIGN`] at the end of the order), the
-    /// ones its leaf covers are exactly those that are not padding, and for each of them
-    /// `inside(k, leaf box)` holds, `k` the position's index in the block: whether the box of
-    /// its primitive lies inside the leaf's (the owner knows its primitives; it may answer from
-    /// the box or from what the box bounds). `leaves` is [`Self::block_leaves`] of this tree.
+    /// The checks of [`Self::validate_by`] on block `block` of the primitive order that read no
+    /// primitive: of its positions (`ids`, the block's ids, fewer than [`LEAF_ALIGN`] at the end
+    /// of the order), the ones its leaf covers are exactly those that are not padding. When they
+    /// pass, the box the primitive at each of those positions must lie inside for the rest of
+    /// the checks (the leaf's; [`Aabb::EMPTY`] when no leaf covers the block, whose positions
+    /// are then all padding); `None` when they fail. `leaves` is [`Self::block_leaves`] of this
+    /// tree.
     #[inline]
     pub(crate) fn check_block(
         &self,
         leaves: &BlockLeaves,
         block: usize,
         ids: &[u32],
-        inside: impl Fn(usize, &Aabb) -> bool,
-    ) -> bool {
+    ) -> Option<Aabb> {
         let Some((node, lane)) = leaves.leaf::<N>(block) else {
-            return ids.iter().all(|&p| p == Self::PADDING);
+            return ids
+                .iter()
+                .all(|&p| p == Self::PADDING)
+                .then_some(Aabb::EMPTY);
         };
         let node = &self.nodes[node];
         // The leaf starts at or before the block (it starts at a multiple of LEAF_ALIGN).
         let end = node.child(lane).range().end;
-        let bounds = node.child_bounds(lane);
         let first = block * LEAF_ALIGN;
-        ids.iter().enumerate().all(|(k, &p)| {
-            let covered = first + k < end;
-            covered == (p != Self::PADDING) && (!covered || inside(k, &bounds))
-        })
+        ids.iter()
+            .enumerate()
+            .all(|(k, &p)| (first + k < end) == (p != Self::PADDING))
+            .then(|| node.child_bounds(lane))
     }
 
     /// Shape figures, as for the binary BVH: `nodes` counts wide nodes, `leaves` leaf children,

@@ -695,9 +695,8 @@ fn load_checks_refuse_a_tree_deeper_than_the_walk_allows() {
         let passes = tree.check_counts(ids, prims).is_ok()
             && tree.block_leaves(ids).is_some_and(|leaves| {
                 (0..prims / 4).all(|b| {
-                    tree.check_block(&leaves, b, &ids[4 * b..4 * b + 4], |_, leaf| {
-                        leaf.contains(&boxes[0])
-                    })
+                    tree.check_block(&leaves, b, &ids[4 * b..4 * b + 4])
+                        .is_some_and(|leaf| leaf.contains(&boxes[0]))
                 })
             });
         assert_eq!(passes, depth == MAX_DEPTH);

@@ -215,20 +215,19 @@ fn fill_checked<N: NodeLayout + Sync>(
 ) -> (Vec<Tri4>, bool) {
     let failed = AtomicBool::new(leaves.is_none());
     let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-        let mut tris = [[Vec3::ZERO; 3]; LANES];
-        let block = MeshAccel::block(parts, offset, meshes, ids, b, |lane, tri| {
-            tris[lane] = *tri;
-        });
-        if let Some(leaves) = leaves {
-            let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
-            // A triangle's box lies inside the leaf's exactly when its three vertices do (they
-            // are finite: the geometry checks came first).
-            let inside = |k: usize, leaf: &Aabb| tris[k].iter().all(|&v| leaf.contains_point(v));
-            if !tree.check_block(leaves, b, slots, inside) {
+        let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
+        let leaf = leaves.and_then(|leaves| tree.check_block(leaves, b, slots));
+        if leaves.is_some() && leaf.is_none() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        let leaf = leaf.unwrap_or(Aabb::EMPTY);
+        // A triangle's box lies inside the leaf's exactly when its three vertices do (they are
+        // finite: the geometry checks came first).
+        MeshAccel::block(parts, offset, meshes, ids, b, |_, tri| {
+            if !tri.iter().all(|&v| leaf.contains_point(v)) {
                 failed.store(true, Ordering::Relaxed);
             }
-        }
-        block
+        })
     });
     (blocks, !failed.into_inner())
 }
