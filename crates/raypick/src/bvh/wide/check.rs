@@ -65,7 +65,7 @@ impl<N: NodeLayout> WideTree<N> {
     /// The invariants of the tree against the primitives' `boxes`, with `ids` the primitive at each
     /// position of the primitive order (the tree's own, or those its owner keeps, see
     /// [`WideTree::take_prim_ids`]): the permutation (padding aside), the node count, depth-first
-    /// layout, every node reached once, no deeper than [`MAX_DEPTH`](crate::bvh::MAX_DEPTH), leaves
+    /// layout, every node reached once, no deeper than [`MAX_DEPTH`], leaves
     /// non-empty, starting at a multiple of [`LEAF_ALIGN`] and covering each id's position once,
     /// leaf boxes holding their primitives' boxes, and the layout's lane rules
     /// ([`NodeLayout::check_lane`]).
