@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 use super::read::{RawGeometry, RawScene};
 use super::{Place, SceneFileError};
@@ -221,10 +221,14 @@ fn fill_checked<N: NodeLayout + Sync>(
             failed.store(true, Ordering::Relaxed);
         }
         let leaf = leaf.unwrap_or(Aabb::EMPTY);
-        // A triangle's box lies inside the leaf's exactly when its three vertices do (they are
-        // finite: the geometry checks came first).
+        let (leaf_min, leaf_max) = (Vec3A::from(leaf.min), Vec3A::from(leaf.max));
         MeshAccel::block(parts, offset, meshes, ids, b, |_, tri| {
-            if !tri.iter().all(|&v| leaf.contains_point(v)) {
+            // The triangle's box lies inside the leaf's (a box of finite vertices, as the
+            // geometry checks made them, is never empty); comparisons alone, so the sign a
+            // zero corner takes does not matter.
+            let [v0, v1, v2] = tri.map(Vec3A::from);
+            let inside = v0.min(v1).min(v2).cmpge(leaf_min) & v0.max(v1).max(v2).cmple(leaf_max);
+            if !inside.all() {
                 failed.store(true, Ordering::Relaxed);
             }
         })
