@@ -267,6 +267,55 @@ fn a_scene_saved_to_a_file_loads_from_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A reader that fails once `at` bytes of `bytes` have been read.
+struct FailingAt<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl std::io::Read for FailingAt<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == 0 {
+            return Err(std::io::Error::other("the disk went away"));
+        }
+        let n = out.len().min(self.at).min(self.bytes.len());
+        out[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        self.at -= n;
+        Ok(n)
+    }
+}
+
+/// An array of many pieces (a mesh's 400,000 vertices, 4.8 MB) is read ahead of its decoding:
+/// the stream gives the scene the bytes in memory give, and a stream that ends or fails inside
+/// the array is an I/O error.
+#[test]
+fn a_long_array_is_read_ahead_and_a_failing_stream_is_an_io_error() {
+    let vertices: Vec<Vec3> = (0..400_000)
+        .map(|i| Vec3::new(i as f32, (i % 7) as f32, 0.0))
+        .collect();
+    let mut b = SceneBuilder::new();
+    b.add_mesh(TriMesh::new(vertices, vec![[0, 1, 2], [3, 4, 5]]));
+    let built = b.build().unwrap();
+    let bytes = built.to_bytes();
+    assert!(bytes.len() > 4_800_000);
+    let loaded = read(&bytes).unwrap();
+    assert_eq!(format!("{built:?}"), format!("{loaded:?}"));
+    let len = bytes.len() as u64;
+    assert!(matches!(
+        Scene::from_reader(&bytes[..bytes.len() / 2], len),
+        Err(SceneFileError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof
+    ));
+    let failing = FailingAt {
+        bytes: &bytes,
+        at: bytes.len() / 2,
+    };
+    assert!(matches!(
+        Scene::from_reader(failing, len),
+        Err(SceneFileError::Io(e)) if e.to_string() == "the disk went away"
+    ));
+}
+
 #[test]
 fn empty_scenes_and_scenes_of_one_kind_round_trip() {
     let empty = SceneBuilder::new().build().unwrap();

@@ -2,10 +2,11 @@
 //! bytes left before anything is allocated and every tag and index against its range. The bytes
 //! come from a file held whole in memory ([`Scene::from_bytes`]: its checksum is checked before
 //! decoding) or from a stream read a piece at a time ([`Scene::from_reader`], [`Scene::load`]:
-//! each piece decoded straight into the scene's arrays while it is in cache, the checksum
-//! computed on the way and checked once the stream is read through, before a decoding error is
-//! reported, so a damaged file is reported as damaged either way). Then `assemble` checks and
-//! assembles the scenes.
+//! each piece decoded straight into the scene's arrays while it is in cache, a long array's
+//! pieces read on a second thread one ahead of the decoding, the checksum computed on the way
+//! and checked once the stream is read through, before a decoding error is reported, so a
+//! damaged file is reported as damaged either way). Then `assemble` checks and assembles the
+//! scenes.
 
 use std::io::{BufReader, Read};
 use std::sync::Arc;
@@ -30,6 +31,11 @@ trait Source {
     /// The next `n` bytes, valid until the next call (the reader has checked that the file holds
     /// them).
     fn next(&mut self, n: usize) -> std::io::Result<&[u8]>;
+
+    /// The next `n` bytes handed to `each` in order, in pieces of `piece` bytes (the last one
+    /// shorter): `n` and `piece` are multiples of an element's size, so every piece is whole
+    /// elements.
+    fn pieces(&mut self, n: usize, piece: usize, each: impl FnMut(&[u8])) -> std::io::Result<()>;
 }
 
 /// A file held whole in memory: the bytes not read yet.
@@ -48,6 +54,12 @@ impl Source for Whole<'_> {
         self.rest = rest;
         Ok(next)
     }
+
+    /// The whole run at once: it is in memory already.
+    fn pieces(&mut self, n: usize, _: usize, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
+        each(self.next(n)?);
+        Ok(())
+    }
 }
 
 /// A stream read a piece at a time: small fields through a buffer, an array a piece of at most
@@ -60,7 +72,7 @@ struct Stream<R> {
     crc: Option<crc32fast::Hasher>,
 }
 
-impl<R: Read> Source for Stream<R> {
+impl<R: Read + Send> Source for Stream<R> {
     /// 1 MiB: a piece fits in the second-level cache of current cores, and the reads are few.
     const PIECE: usize = 1 << 20;
 
@@ -74,6 +86,90 @@ impl<R: Read> Source for Stream<R> {
             crc.update(piece);
         }
         Ok(piece)
+    }
+
+    /// The first piece through the buffer (which may hold bytes read ahead of the run); the
+    /// rest, when it is at least two pieces, read ahead on another thread (feature `parallel`)
+    /// while `each` decodes the piece before.
+    fn pieces(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        let first = n.min(piece);
+        each(self.next(first)?);
+        let mut left = n - first;
+        #[cfg(feature = "parallel")]
+        if left >= 2 * piece && self.inner.buffer().is_empty() {
+            return self.read_ahead(left, piece, each);
+        }
+        while left > 0 {
+            let k = left.min(piece);
+            each(self.next(k)?);
+            left -= k;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "parallel")]
+impl<R: Read + Send> Stream<R> {
+    /// Pieces in flight between the thread that reads and the one that decodes: one being read,
+    /// one waiting, one being decoded.
+    const IN_FLIGHT: usize = 3;
+
+    /// [`Source::pieces`] for `n` bytes the buffer does not hold: a scoped thread reads them from
+    /// the stream a piece at a time (and adds each to the checksum) while this one hands the
+    /// piece before to `each`. The two overlap the stream's copies with the decoding's writes
+    /// into fresh memory.
+    fn read_ahead(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        use std::sync::mpsc;
+        let (stream, crc) = (self.inner.get_mut(), &mut self.crc);
+        std::thread::scope(|scope| {
+            let (full, read) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+            let (free, spare) = mpsc::channel::<Vec<u8>>();
+            for _ in 0..Self::IN_FLIGHT {
+                // Never fails: `spare` is alive.
+                let _ = free.send(Vec::with_capacity(piece));
+            }
+            scope.spawn(move || {
+                let mut left = n;
+                while left > 0 {
+                    // The decoding side has stopped when the channels are closed.
+                    let Ok(mut buf) = spare.recv() else { break };
+                    let k = left.min(piece);
+                    buf.resize(k, 0);
+                    let result = stream.read_exact(&mut buf).map(|()| {
+                        if let Some(crc) = crc.as_mut() {
+                            crc.update(&buf);
+                        }
+                        buf
+                    });
+                    let failed = result.is_err();
+                    if full.send(result).is_err() || failed {
+                        break;
+                    }
+                    left -= k;
+                }
+            });
+            let mut left = n;
+            while left > 0 {
+                let buf = read
+                    .recv()
+                    .map_err(|_| std::io::Error::other("the reading thread stopped"))??;
+                each(&buf);
+                left -= buf.len();
+                // The reading side may have finished: a buffer it will not need.
+                let _ = free.send(buf);
+            }
+            Ok(())
+        })
     }
 }
 
@@ -178,14 +274,13 @@ impl<S: Source> Reader<S> {
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
         // The file holds `n` elements, so `n` fits in `usize`.
-        let n = self.claim(n.saturating_mul(E as u64), field)? / E;
-        let per_piece = (S::PIECE / E).max(1);
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let piece = self.source.next((n - out.len()).min(per_piece) * E)?;
-            // The piece is whole elements: no remainder.
+        let bytes = self.claim(n.saturating_mul(E as u64), field)?;
+        let mut out = Vec::with_capacity(bytes / E);
+        let piece = (S::PIECE / E).max(1) * E;
+        self.source.pieces(bytes, piece, |piece| {
+            // Each piece is whole elements: no remainder.
             out.extend(piece.as_chunks::<E>().0.iter().map(&decode));
-        }
+        })?;
         Ok(out)
     }
 
@@ -581,7 +676,7 @@ fn decode_whole(
 /// the checksum computed on the way. When the decoding stops early (a damaged count, a bad tag),
 /// the rest of the file is read through the checksum first, so that a damaged file is reported
 /// as [`SceneFileError::Checksum`], as [`decode_whole`] reports it.
-fn decode_stream<R: Read>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
+fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
     let source = Stream {
         inner: BufReader::with_capacity(64 << 10, reader),
         piece: Vec::new(),
@@ -634,9 +729,10 @@ impl Scene {
 
     /// Reads a scene from a scene file of `len` bytes that `reader` holds (a file's size), a
     /// piece at a time: the file is never held whole in memory, and each piece is decoded
-    /// straight into the scene's arrays. Accepts and refuses exactly the files
-    /// [`Scene::from_bytes`] does, with the same errors; `reader` is read no further than `len`
-    /// bytes.
+    /// straight into the scene's arrays (with feature `parallel`, a long array is read on a
+    /// second thread a piece ahead of its decoding, hence `Send`). Accepts and refuses exactly
+    /// the files [`Scene::from_bytes`] does, with the same errors; `reader` is read no further
+    /// than `len` bytes.
     ///
     /// `len` bounds every count in the file before anything is allocated, so it must be the
     /// stream's true length, not one the stream announces.
@@ -644,7 +740,7 @@ impl Scene {
     /// # Errors
     /// What [`Scene::from_bytes`] reports, and [`SceneFileError::Io`] when `reader` fails or
     /// ends before `len` bytes.
-    pub fn from_reader(reader: impl Read, len: u64) -> Result<Scene, SceneFileError> {
+    pub fn from_reader(reader: impl Read + Send, len: u64) -> Result<Scene, SceneFileError> {
         let len = usize::try_from(len).map_err(|_| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
