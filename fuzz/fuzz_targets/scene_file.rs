@@ -1,6 +1,7 @@
 #![no_main]
 //! Scene files (`raypick::scene::file`): any bytes are refused with a typed error or load a scene
-//! that passes `validate()`, answers a query, and saves to bytes that load and save back to
+//! (the same through `Scene::from_bytes` and the streaming `Scene::from_reader`) that passes
+//! `validate()`, answers a query, and saves to bytes that load and save back to
 //! themselves (a file may list its placed scenes in another order, or one nothing places, so the
 //! first save need not repeat the input). The input is
 //! tried as a whole file (the header checks) and as a payload under a header made to match it
@@ -12,8 +13,20 @@ use raypick::scene::file::{BYTE_ORDER_MARKER, HEADER_BYTES, MAGIC, VERSION};
 use raypick::{Ray, Scene};
 
 fn check(bytes: &[u8]) {
-    let Ok(scene) = Scene::from_bytes(bytes) else {
-        return;
+    // The file held whole and the file read a piece at a time accept the same files and refuse
+    // the others with the same error.
+    let whole = Scene::from_bytes(bytes);
+    let streamed = Scene::from_reader(bytes, bytes.len() as u64);
+    let scene = match (whole, streamed) {
+        (Ok(scene), Ok(other)) => {
+            assert!(scene.to_bytes() == other.to_bytes(), "the two loads differ");
+            scene
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string());
+            return;
+        }
+        (a, b) => panic!("from_bytes: {:?}, from_reader: {:?}", a.err(), b.err()),
     };
     assert_eq!(scene.validate(), Ok(()));
     let b = scene.bounds();

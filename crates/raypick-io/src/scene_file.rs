@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use raypick::scene::file::MAGIC;
-use raypick::{Geometry, Scene};
+use raypick::{Geometry, Scene, SceneFileError};
 
 use crate::limits::too_many_triangles;
 use crate::{Format, Limits, LoadError, Loaded, Location, Source};
@@ -50,12 +50,16 @@ pub(crate) fn load_if_scene_file(
     limits
         .check_bytes(len, Location::File)
         .map_err(|error| error.with_path(path))?;
-    let mut bytes = head;
-    // At most the size checked above, even if the file grows while it is read.
-    file.take(len.saturating_sub(bytes.len() as u64))
-        .read_to_end(&mut bytes)
-        .map_err(io_error)?;
-    load_scene_bytes(&bytes, limits)
+    // Read a piece at a time, never held whole; at most the size checked above, even if the
+    // file grows while it is read.
+    let scene = Scene::from_reader((&head[..]).chain(file), len).map_err(|error| match error {
+        SceneFileError::Io(error) => io_error(error),
+        error => LoadError::SceneFile {
+            source_name: Source(Some(path.to_path_buf())),
+            error,
+        },
+    })?;
+    within_budget(scene, limits)
         .map(Some)
         .map_err(|error| error.with_path(path))
 }
@@ -72,6 +76,12 @@ pub fn load_scene_bytes(bytes: &[u8], limits: &Limits) -> Result<Loaded, LoadErr
         source_name: Source::default(),
         error,
     })?;
+    within_budget(scene, limits)
+}
+
+/// `scene`, loaded, when its triangles and those of each scene its instances place (each counted
+/// once) are within [`Limits::max_triangles`].
+fn within_budget(scene: Scene, limits: &Limits) -> Result<Loaded, LoadError> {
     let mut placed = HashSet::new();
     let mut triangles = scene.num_triangles() as u64;
     for g in (0..scene.num_geometries() as u32).filter_map(|id| scene.geometry(id)) {

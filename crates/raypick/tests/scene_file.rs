@@ -176,9 +176,26 @@ fn assert_same_answers(built: &Scene, loaded: &Scene, rays: &[Ray]) -> usize {
     hits
 }
 
+/// `Scene::from_bytes(bytes)`, once `Scene::from_reader` (the file read a piece at a time, as
+/// `Scene::load` reads it) has given the same scene (the same bytes saved) or the same error.
+fn read(bytes: &[u8]) -> Result<Scene, SceneFileError> {
+    let whole = Scene::from_bytes(bytes);
+    let streamed = Scene::from_reader(bytes, bytes.len() as u64);
+    match (&whole, &streamed) {
+        (Ok(a), Ok(b)) => assert!(a.to_bytes() == b.to_bytes(), "the two loads differ"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!(
+            "from_bytes: {:?}, from_reader: {:?}",
+            a.as_ref().err().map(ToString::to_string),
+            b.as_ref().err().map(ToString::to_string)
+        ),
+    }
+    whole
+}
+
 fn round_trip(built: &Scene) -> Scene {
     let bytes = built.to_bytes();
-    let loaded = Scene::from_bytes(&bytes).expect("a saved scene loads");
+    let loaded = read(&bytes).expect("a saved scene loads");
     assert_eq!(loaded.validate(), Ok(()));
     // Saving the loaded scene gives the same bytes: nothing was rebuilt or lost.
     assert!(
@@ -233,11 +250,70 @@ fn a_scene_saved_to_a_file_loads_from_it() {
     assert!(std::fs::read(&path).unwrap() == via_writer);
     let loaded = Scene::load(&path).unwrap();
     assert_eq!(format!("{built:?}"), format!("{loaded:?}"));
+    // A stream is read no further than the length given, and one that ends before it fails.
+    let len = via_writer.len() as u64;
+    let mut longer = via_writer.clone();
+    longer.extend_from_slice(b"more bytes");
+    let from_longer = Scene::from_reader(&longer[..], len).unwrap();
+    assert_eq!(format!("{built:?}"), format!("{from_longer:?}"));
+    assert!(matches!(
+        Scene::from_reader(&via_writer[..via_writer.len() / 2], len),
+        Err(SceneFileError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof
+    ));
     assert!(matches!(
         Scene::load(dir.join("missing.rpk")),
         Err(SceneFileError::Io(_))
     ));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A reader that fails once `at` bytes of `bytes` have been read.
+struct FailingAt<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl std::io::Read for FailingAt<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == 0 {
+            return Err(std::io::Error::other("the disk went away"));
+        }
+        let n = out.len().min(self.at).min(self.bytes.len());
+        out[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        self.at -= n;
+        Ok(n)
+    }
+}
+
+/// An array of many pieces (a mesh's 400,000 vertices, 4.8 MB) is read ahead of its decoding:
+/// the stream gives the scene the bytes in memory give, and a stream that ends or fails inside
+/// the array is an I/O error.
+#[test]
+fn a_long_array_is_read_ahead_and_a_failing_stream_is_an_io_error() {
+    let vertices: Vec<Vec3> = (0..400_000)
+        .map(|i| Vec3::new(i as f32, (i % 7) as f32, 0.0))
+        .collect();
+    let mut b = SceneBuilder::new();
+    b.add_mesh(TriMesh::new(vertices, vec![[0, 1, 2], [3, 4, 5]]));
+    let built = b.build().unwrap();
+    let bytes = built.to_bytes();
+    assert!(bytes.len() > 4_800_000);
+    let loaded = read(&bytes).unwrap();
+    assert_eq!(format!("{built:?}"), format!("{loaded:?}"));
+    let len = bytes.len() as u64;
+    assert!(matches!(
+        Scene::from_reader(&bytes[..bytes.len() / 2], len),
+        Err(SceneFileError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof
+    ));
+    let failing = FailingAt {
+        bytes: &bytes,
+        at: bytes.len() / 2,
+    };
+    assert!(matches!(
+        Scene::from_reader(failing, len),
+        Err(SceneFileError::Io(e)) if e.to_string() == "the disk went away"
+    ));
 }
 
 #[test]
@@ -326,51 +402,45 @@ fn a_damaged_header_is_refused_with_its_error() {
     let bytes = mixed(BuildConfig::FAST).to_bytes();
     let mut magic = bytes.clone();
     magic[3] = b'X';
+    assert!(matches!(read(&magic), Err(SceneFileError::BadMagic { .. })));
     assert!(matches!(
-        Scene::from_bytes(&magic),
-        Err(SceneFileError::BadMagic { .. })
-    ));
-    assert!(matches!(
-        Scene::from_bytes(b"PK\x03\x04 a zip file"),
+        read(b"PK\x03\x04 a zip file"),
         Err(SceneFileError::BadMagic { .. })
     ));
     let mut version = bytes.clone();
     version[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
     assert!(matches!(
-        Scene::from_bytes(&version),
+        read(&version),
         Err(SceneFileError::UnsupportedVersion { found, supported })
             if found == VERSION + 1 && supported == VERSION
     ));
     let mut order = bytes.clone();
     order[12..16].copy_from_slice(&[1, 2, 3, 4]);
     assert!(matches!(
-        Scene::from_bytes(&order),
+        read(&order),
         Err(SceneFileError::ByteOrder {
             found: [1, 2, 3, 4]
         })
     ));
     let mut crc = bytes.clone();
     crc[25] ^= 0x40;
-    assert!(matches!(
-        Scene::from_bytes(&crc),
-        Err(SceneFileError::Checksum { .. })
-    ));
+    assert!(matches!(read(&crc), Err(SceneFileError::Checksum { .. })));
     let mut reserved = bytes.clone();
     reserved[30] = 1;
     assert!(matches!(
-        Scene::from_bytes(&reserved),
+        read(&reserved),
         Err(SceneFileError::BadValue { at, .. }) if at.field == "reserved"
     ));
     let mut longer = bytes.clone();
     longer.push(0);
     assert!(matches!(
-        Scene::from_bytes(&longer),
+        read(&longer),
         Err(SceneFileError::PayloadLength { .. })
     ));
     // Bytes after the last scene, with the header made to agree.
     reseal(&mut longer);
     assert!(matches!(
-        Scene::from_bytes(&longer),
+        read(&longer),
         Err(SceneFileError::BadValue { at, .. }) if at.field == "payload end"
     ));
 }
@@ -387,7 +457,7 @@ fn truncation_at_every_field_and_at_random_lengths_is_refused() {
     cuts.extend((0..300).map(|_| rng.gen_range(0..bytes.len())));
     for cut in cuts {
         let short = &bytes[..cut];
-        let err = Scene::from_bytes(short).expect_err("a truncated file loads");
+        let err = read(short).expect_err("a truncated file loads");
         let header_whole = cut >= HEADER_BYTES;
         assert!(
             matches!(err, SceneFileError::PayloadLength { .. }) || !header_whole,
@@ -406,7 +476,7 @@ fn truncation_at_every_field_and_at_random_lengths_is_refused() {
         // The header made to agree: the decoder meets the end inside a field.
         let mut sealed = short.to_vec();
         reseal(&mut sealed);
-        match Scene::from_bytes(&sealed) {
+        match read(&sealed) {
             Err(SceneFileError::Truncated { at, .. }) => assert!(!at.field.is_empty()),
             Err(e) => panic!("cut at {cut}: {e} (expected Truncated)"),
             Ok(_) => panic!("cut at {cut}: a truncated file loads"),
@@ -427,16 +497,13 @@ fn random_byte_flips_are_refused_or_load_a_valid_scene() {
             bad[at] ^= 1 << rng.gen_range(0..8);
         }
         assert!(
-            matches!(
-                Scene::from_bytes(&bad),
-                Err(SceneFileError::Checksum { .. })
-            ),
+            matches!(read(&bad), Err(SceneFileError::Checksum { .. })),
             "round {round}: a flip behind the checksum"
         );
         reseal(&mut bad);
         // Behind a matching checksum: refused by a check, or a scene that is valid (a flipped
         // bit in a vertex that stays inside its leaf box, in a name, in a mask).
-        if let Ok(scene) = Scene::from_bytes(&bad) {
+        if let Ok(scene) = read(&bad) {
             assert_eq!(scene.validate(), Ok(()), "round {round}");
             let _ = scene.intersect(&Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y));
             loaded_anyway += 1;
@@ -473,7 +540,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // An instance that places a scene not written before it.
         let inst = last("instance scene")[0];
-        let err = Scene::from_bytes(&set_u32(&bytes, inst.bytes.start, 7)).unwrap_err();
+        let err = read(&set_u32(&bytes, inst.bytes.start, 7)).unwrap_err();
         assert!(
             matches!(err, SceneFileError::OutOfRange { value: 7, max: 1, at } if at.scene == Some(2) && at.geometry == Some(4)),
             "{err}"
@@ -481,7 +548,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // A triangle's vertex index (the second span of `triangles` is the data).
         let tris = last("triangles")[1];
-        let err = Scene::from_bytes(&set_u32(&bytes, tris.bytes.start + 4, 1 << 30)).unwrap_err();
+        let err = read(&set_u32(&bytes, tris.bytes.start + 4, 1 << 30)).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -493,8 +560,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // A vertex made NaN.
         let verts = last("vertices")[1];
-        let err =
-            Scene::from_bytes(&set_u32(&bytes, verts.bytes.start, f32::NAN.to_bits())).unwrap_err();
+        let err = read(&set_u32(&bytes, verts.bytes.start, f32::NAN.to_bits())).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -508,7 +574,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // The top tree's root is interior: its right-child link (word 3) out of the array.
         let top = last("top tree nodes")[1];
-        let err = Scene::from_bytes(&set_u32(&bytes, top.bytes.start + 12, 1_000_000)).unwrap_err();
+        let err = read(&set_u32(&bytes, top.bytes.start + 12, 1_000_000)).unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -520,7 +586,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // A sphere tree's primitive order naming a sphere that does not exist.
         let order = last("sphere tree order")[1];
-        let err = Scene::from_bytes(&set_u32(&bytes, order.bytes.start, 40)).unwrap_err();
+        let err = read(&set_u32(&bytes, order.bytes.start, 40)).unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -544,7 +610,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
             bad[count_at + 1..count_at + 4].fill(0);
         }
         reseal(&mut bad);
-        let err = Scene::from_bytes(&bad).unwrap_err();
+        let err = read(&bad).unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -556,7 +622,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // The mesh tree's order naming a triangle past the last.
         let order = last("mesh tree order")[1];
-        let err = Scene::from_bytes(&set_u32(&bytes, order.bytes.start, 10_000_000)).unwrap_err();
+        let err = read(&set_u32(&bytes, order.bytes.start, 10_000_000)).unwrap_err();
         assert!(
             matches!(&err, SceneFileError::InvalidBvh { scene: 2, error } if matches!(error.error, ValidationError::Permutation { .. })),
             "{err}"
@@ -564,7 +630,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
 
         // The tree's primitive count disagrees with the meshes.
         let prims = last("mesh tree primitives")[0];
-        let err = Scene::from_bytes(&set_u32(&bytes, prims.bytes.start, 5)).unwrap_err();
+        let err = read(&set_u32(&bytes, prims.bytes.start, 5)).unwrap_err();
         assert!(
             matches!(&err, SceneFileError::InvalidBvh { error, .. } if matches!(error.error, ValidationError::BoxCount { .. })),
             "{err}"
@@ -575,7 +641,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
         let mut bad = bytes.clone();
         bad[kind.bytes.start] = if config.compact { 1 } else { 2 };
         reseal(&mut bad);
-        assert!(Scene::from_bytes(&bad).is_err());
+        assert!(read(&bad).is_err());
 
         // An unknown geometry kind, and a count larger than the file.
         let kind = last("kind")[0];
@@ -583,7 +649,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
         bad[kind.bytes.start] = 9;
         reseal(&mut bad);
         assert!(matches!(
-            Scene::from_bytes(&bad),
+            read(&bad),
             Err(SceneFileError::BadValue { at, .. }) if at.field == "kind" && at.geometry == Some(0)
         ));
         let count = last("vertices")[0];
@@ -591,7 +657,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
         bad[count.bytes.start..count.bytes.end].copy_from_slice(&u64::MAX.to_le_bytes());
         reseal(&mut bad);
         assert!(matches!(
-            Scene::from_bytes(&bad),
+            read(&bad),
             Err(SceneFileError::Truncated { at, .. }) if at.field == "vertices"
         ));
         // A name that is not UTF-8.
@@ -600,7 +666,7 @@ fn out_of_range_indices_and_links_behind_the_checksum_are_refused() {
         bad[name.bytes.start] = 0xFF;
         reseal(&mut bad);
         assert!(matches!(
-            Scene::from_bytes(&bad),
+            read(&bad),
             Err(SceneFileError::BadValue { at, .. }) if at.field == "name"
         ));
     }

@@ -467,6 +467,49 @@ mod tests {
         assert!(twins.iter().map(Vec::len).sum::<usize>() > 500);
     }
 
+    /// The load's passes over the nodes and the blocks accept exactly the trees the validation
+    /// walk accepts: damaged links, counts, valid masks, quantized planes and ids.
+    #[test]
+    fn load_checks_accept_what_the_walk_accepts() {
+        use crate::bvh::test_support::load_checks_agree_with_the_walk;
+        for (n, seed) in [(300, 7), (2000, 8)] {
+            let (boxes, centroids) = random_boxes(n, seed, 1.0);
+            let q = QuantizedBvh::build(&boxes, &centroids, BuildConfig::FAST);
+            let (accepted, refused) = load_checks_agree_with_the_walk(
+                &q,
+                &q.prim_ids,
+                &boxes,
+                3000,
+                seed,
+                |node: &mut QuantNode, rng, nodes, positions| {
+                    let lane = rng.gen_range(0..W);
+                    match rng.gen_range(0..7) {
+                        0 => node.index[lane] = rng.gen_range(0..nodes as u32 + 2),
+                        1 => node.index[lane] = rng.gen_range(0..positions as u32 + 8),
+                        2 => node.count[lane] = rng.gen_range(0..6),
+                        3 => node.boxes.valid ^= 1 << lane,
+                        4 => {
+                            let row = rng.gen_range(0..6);
+                            node.boxes.q[row][lane] = node.boxes.q[row][lane]
+                                .wrapping_add(rng.gen_range(0..3))
+                                .wrapping_sub(1);
+                        }
+                        5 => node.boxes.anchor[rng.gen_range(0..6)] += rng.gen_range(-0.05..0.05),
+                        _ => {
+                            let other = rng.gen_range(0..W);
+                            node.index.swap(lane, other);
+                            node.count.swap(lane, other);
+                        }
+                    }
+                },
+            );
+            assert!(
+                accepted > 100 && refused > 1000,
+                "n={n}: {accepted} accepted, {refused} refused"
+            );
+        }
+    }
+
     #[test]
     fn refit_keeps_the_tree_valid_and_conservative() {
         let (boxes, centroids) = random_boxes(2000, 8, 1.0);

@@ -1,4 +1,5 @@
-//! Random boxes and rays shared by the wide and quantized BVH tests.
+//! Random boxes and rays, and the damaged-tree comparison of the load's checks with the
+//! validation walk, shared by the wide and quantized BVH tests.
 
 use std::ops::{ControlFlow, Range};
 
@@ -6,7 +7,8 @@ use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use super::wide::{Order, RayRun, WideRay};
+use super::wide::{NodeLayout, Order, RayRun, WideRay, WideTree};
+use super::LEAF_ALIGN;
 use crate::{Aabb, Ray};
 
 /// `n` boxes of size 0.01–1 (times `scale`) in a cube of side 20 (times `scale`), and their centres.
@@ -110,4 +112,74 @@ impl<const NEAREST: bool> RayRun for LeafRecorder<'_, NEAREST> {
         self.leaves[k] = leaves;
         self.finished[k] += 1;
     }
+}
+
+/// `tree` with the order `ids` over `boxes` damaged `rounds` times (each round one to three
+/// faults on a fresh copy: `damage_node` on a random node, or a changed id), and each time the
+/// passes a load runs ([`WideTree::check_counts`], [`WideTree::block_leaves`],
+/// [`WideTree::check_block`] on every block and each primitive's box inside the box it returns)
+/// against the reference walk
+/// ([`WideTree::validate_by`]): they must accept exactly the same trees. Returns how many
+/// damaged trees both accepted and how many both refused.
+pub(crate) fn load_checks_agree_with_the_walk<N: NodeLayout>(
+    tree: &WideTree<N>,
+    ids: &[u32],
+    boxes: &[Aabb],
+    rounds: usize,
+    seed: u64,
+    damage_node: impl Fn(&mut N, &mut Pcg64, usize, usize),
+) -> (usize, usize) {
+    let padding = WideTree::<N>::PADDING;
+    let by_passes = |t: &WideTree<N>, ids: &[u32]| {
+        if t.check_counts(ids, boxes.len()).is_err() {
+            return false;
+        }
+        let Some(leaves) = t.block_leaves(ids) else {
+            return false;
+        };
+        (0..ids.len().div_ceil(LEAF_ALIGN)).all(|b| {
+            let slots = &ids[b * LEAF_ALIGN..(b * LEAF_ALIGN + LEAF_ALIGN).min(ids.len())];
+            t.check_block(&leaves, b, slots).is_some_and(|leaf| {
+                slots
+                    .iter()
+                    .filter(|&&p| p != padding)
+                    .all(|&p| leaf.contains(&boxes[p as usize]))
+            })
+        })
+    };
+    let by_walk = |t: &WideTree<N>, ids: &[u32]| {
+        t.validate_by(ids, boxes.len(), |p, _| boxes[p as usize])
+            .is_ok()
+    };
+    assert!(
+        by_walk(tree, ids) && by_passes(tree, ids),
+        "the tree is valid"
+    );
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let (nodes, positions) = (tree.nodes.len(), ids.len());
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..rounds {
+        let (mut t, mut ids) = (tree.clone(), ids.to_vec());
+        for _ in 0..rng.gen_range(1..=3) {
+            if rng.gen_bool(0.7) {
+                let i = rng.gen_range(0..nodes);
+                damage_node(&mut t.nodes[i], &mut rng, nodes, positions);
+            } else {
+                let p = rng.gen_range(0..positions);
+                ids[p] = match rng.gen_range(0..3) {
+                    0 => padding,
+                    1 => ids[rng.gen_range(0..positions)],
+                    _ => rng.gen_range(0..boxes.len() as u32 + 2),
+                };
+            }
+        }
+        let walk = by_walk(&t, &ids);
+        assert_eq!(by_passes(&t, &ids), walk, "round {round}");
+        if walk {
+            accepted += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    (accepted, refused)
 }

@@ -118,7 +118,17 @@ pub(crate) fn check_permutation(
         }
         seen[word] |= bit;
     }
-    match (0..prims).find(|&i| seen[i / 64] & (1 << (i % 64)) == 0) {
+    // The first id never seen: the first word with a bit clear (a word at a time), the last
+    // word's bits past `prims` aside.
+    let missing = seen.iter().enumerate().find_map(|(word, &bits)| {
+        let bits = if word == prims / 64 {
+            bits | !0u64 << (prims % 64)
+        } else {
+            bits
+        };
+        (bits != u64::MAX).then(|| word * 64 + bits.trailing_ones() as usize)
+    });
+    match missing {
         Some(p) => Err(ValidationError::Permutation {
             prim: p as u32,
             count: 0,
@@ -244,6 +254,27 @@ mod tests {
         let b = boxes(n);
         let c: Vec<Vec3> = b.iter().map(Aabb::center).collect();
         (Bvh::build(&b, &c, BuildConfig::FAST), b)
+    }
+
+    /// The first id missing from an order is the one named, wherever it falls in the words of
+    /// the bit set (the last word's bits past the count aside).
+    #[test]
+    fn the_first_missing_id_is_named() {
+        for prims in [1, 5, 63, 64, 65, 128, 130, 1000] {
+            let all: Vec<u32> = (0..prims as u32).collect();
+            assert_eq!(check_permutation(all.iter().copied(), prims), Ok(()));
+            for gone in [0, prims / 2, prims - 1] {
+                let ids = all.iter().copied().filter(|&p| p as usize != gone);
+                assert_eq!(
+                    check_permutation(ids, prims),
+                    Err(ValidationError::Permutation {
+                        prim: gone as u32,
+                        count: 0
+                    }),
+                    "{prims} ids, {gone} missing"
+                );
+            }
+        }
     }
 
     #[test]

@@ -120,8 +120,8 @@ impl TriMesh {
     /// The box of the referenced vertices.
     pub fn bounds(&self) -> Aabb {
         self.indices
+            .as_flattened()
             .iter()
-            .flatten()
             .filter_map(|&i| self.vertices.get(i as usize))
             .fold(Aabb::EMPTY, |b, &p| b.grow(p))
     }

@@ -96,6 +96,7 @@ mod error;
 pub mod file;
 mod geometry;
 mod hit;
+mod mesh_bvh;
 mod passes;
 pub mod point;
 mod query;
@@ -103,8 +104,6 @@ mod refit;
 pub mod shapes;
 mod traverse;
 pub mod winding;
-
-use std::ops::ControlFlow;
 
 use glam::{Affine3A, Mat3A, Vec3};
 
@@ -115,106 +114,12 @@ pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
 pub use hit::{Hit, HitFilter, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
-use crate::bvh::quantized::QuantizedBvh;
-use crate::bvh::wide::{Order, RayRun, Traverse, WideBvh, WideRay};
+pub(crate) use mesh_bvh::MeshBvh;
+
 use crate::bvh::{BuildConfig, Bvh, BvhStats, ValidationError};
 use crate::geom::triangle::is_degenerate;
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;
-
-/// The BVH of a mesh: 8-wide with float child boxes, or with quantized ones when the scene was built
-/// with [`BuildConfig::compact`] (see [`crate::bvh::quantized`]).
-#[derive(Clone, Debug)]
-pub(crate) enum MeshBvh {
-    Wide(WideBvh<8>),
-    Quantized(QuantizedBvh),
-}
-
-impl MeshBvh {
-    /// The value of padding positions (what [`Tri4::ZERO`] holds as ids).
-    pub(crate) const PADDING: u32 = WideBvh::<8>::PADDING;
-
-    pub(crate) fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
-        if config.compact {
-            Self::Quantized(QuantizedBvh::build(boxes, centroids, config))
-        } else {
-            Self::Wide(WideBvh::build(boxes, centroids, config))
-        }
-    }
-
-    /// The tree's position-to-primitive map, moved out of it (the mesh keeps it in its blocks).
-    pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
-        match self {
-            Self::Wide(b) => b.take_prim_ids(),
-            Self::Quantized(b) => b.take_prim_ids(),
-        }
-    }
-
-    pub(crate) fn refit(&mut self, ids: &[u32], boxes: &[Aabb]) {
-        match self {
-            Self::Wide(b) => b.refit_with_ids(ids, boxes),
-            Self::Quantized(b) => b.refit_with_ids(ids, boxes),
-        }
-    }
-
-    pub(crate) fn stats(&self) -> BvhStats {
-        match self {
-            Self::Wide(b) => b.stats(),
-            Self::Quantized(b) => b.stats(),
-        }
-    }
-
-    /// [`WideBvh::validate`] with the ids the mesh keeps (the tree gave its own up).
-    pub(crate) fn validate(&self, ids: &[u32], boxes: &[Aabb]) -> Result<(), ValidationError> {
-        match self {
-            Self::Wide(b) => b.validate_with_ids(ids, boxes),
-            Self::Quantized(b) => b.validate_with_ids(ids, boxes),
-        }
-    }
-
-    /// [`Self::validate`] for `count` triangles, each one's box given by `prim_box(prim,
-    /// position)` (see [`WideTree::validate_by`](crate::bvh::wide::WideTree)).
-    pub(crate) fn validate_by(
-        &self,
-        ids: &[u32],
-        count: usize,
-        prim_box: impl Fn(u32, usize) -> Aabb,
-    ) -> Result<(), ValidationError> {
-        match self {
-            Self::Wide(b) => b.validate_by(ids, count, prim_box),
-            Self::Quantized(b) => b.validate_by(ids, count, prim_box),
-        }
-    }
-}
-
-impl Traverse for MeshBvh {
-    #[inline]
-    fn traverse_prefetching<F, P>(
-        &self,
-        ray: &WideRay,
-        order: Order,
-        t_max: f32,
-        leaf: F,
-        leaf_data: P,
-    ) -> ControlFlow<()>
-    where
-        F: FnMut(std::ops::Range<usize>, &mut f32) -> ControlFlow<()>,
-        P: Fn(usize) -> *const u8,
-    {
-        match self {
-            Self::Wide(b) => b.traverse_prefetching(ray, order, t_max, leaf, leaf_data),
-            Self::Quantized(b) => b.traverse_prefetching(ray, order, t_max, leaf, leaf_data),
-        }
-    }
-
-    #[inline]
-    fn traverse_each<R: RayRun>(&self, n: usize, run: &mut R) {
-        match self {
-            Self::Wide(b) => b.traverse_each(n, run),
-            Self::Quantized(b) => b.traverse_each(n, run),
-        }
-    }
-}
 
 /// A built scene: geometries, their acceleration structures and the top-level BVH. Immutable except
 /// for [`Scene::update_mesh_vertices`]; `Send + Sync`, so one scene serves many threads.
@@ -363,25 +268,43 @@ impl MeshAccel {
     fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
         let (parts, offset) = (&self.parts, self.offset);
         self.blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-            let mut block = Tri4::ZERO;
-            let slots = b * LANES..(b * LANES + LANES).min(ids.len());
-            for (lane, &p) in ids[slots].iter().enumerate() {
-                if p == MeshBvh::PADDING {
-                    continue;
-                }
-                let k = parts.part_of(p);
-                let prim = p - parts.starts[k];
-                let [v0, v1, v2] = local_triangle(meshes[k], prim, offset);
-                let tri = if is_degenerate(v0, v1, v2) {
+            Self::block(parts, offset, meshes, ids, b, |_, _| {})
+        });
+    }
+
+    /// Block `b` of [`Self::store`], calling `each(lane, local vertices)` with each of its
+    /// triangles as it is read (before a degenerate one is collapsed).
+    #[inline(always)]
+    fn block(
+        parts: &MeshParts,
+        offset: Vec3,
+        meshes: &[&TriMesh],
+        ids: &[u32],
+        b: usize,
+        mut each: impl FnMut(usize, &[Vec3; 3]),
+    ) -> Tri4 {
+        let mut block = Tri4::ZERO;
+        let slots = b * LANES..(b * LANES + LANES).min(ids.len());
+        for (lane, &p) in ids[slots].iter().enumerate() {
+            if p == MeshBvh::PADDING {
+                continue;
+            }
+            let k = parts.part_of(p);
+            let prim = p - parts.starts[k];
+            let tri = local_triangle(meshes[k], prim, offset);
+            each(lane, &tri);
+            let [v0, v1, v2] = tri;
+            block.set(
+                lane,
+                if is_degenerate(v0, v1, v2) {
                     [v0; 3]
                 } else {
-                    [v0, v1, v2]
-                };
-                block.set(lane, tri);
-                block.ids[lane] = p;
-            }
-            block
-        });
+                    tri
+                },
+            );
+            block.ids[lane] = p;
+        }
+        block
     }
 }
 
@@ -397,6 +320,21 @@ pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Se
     #[cfg(not(feature = "parallel"))]
     {
         (0..n).map(f).collect()
+    }
+}
+
+/// `(a(), b())`, the two on two cores when one is free (feature `parallel`).
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
     }
 }
 

@@ -4,7 +4,7 @@ use super::node::NodeLayout;
 use super::WideTree;
 use crate::bvh::stats::Tally;
 use crate::bvh::validate::{all_reached, check_permutation, enter};
-use crate::bvh::{BvhStats, ValidationError, LEAF_ALIGN};
+use crate::bvh::{BvhStats, ValidationError, LEAF_ALIGN, MAX_DEPTH};
 use crate::Aabb;
 
 /// One lane of a wide node, classified.
@@ -15,6 +15,31 @@ enum Lane {
     Leaf { first: usize, count: usize },
     /// Interior child node `child`.
     Interior { child: usize },
+}
+
+// `block_leaves` keeps depths (at most `MAX_DEPTH`) in bytes.
+const _: () = assert!(MAX_DEPTH < u8::MAX as usize);
+
+/// Which leaf covers each block of [`LEAF_ALIGN`] positions of a wide tree's primitive order
+/// ([`WideTree::block_leaves`]).
+pub(crate) struct BlockLeaves {
+    /// Per block, `node * WIDTH + lane + 1` of the leaf lane covering it, [`Self::NONE`] if none.
+    owner: Vec<u64>,
+}
+
+impl BlockLeaves {
+    const NONE: u64 = 0;
+
+    fn code<N: NodeLayout>(node: usize, lane: usize) -> u64 {
+        (node * N::WIDTH + lane) as u64 + 1
+    }
+
+    /// The node and lane of the leaf covering `block`, if one does.
+    #[inline]
+    fn leaf<N: NodeLayout>(&self, block: usize) -> Option<(usize, usize)> {
+        let code = self.owner[block].checked_sub(1)? as usize;
+        Some((code / N::WIDTH, code % N::WIDTH))
+    }
 }
 
 impl<N: NodeLayout> WideTree<N> {
@@ -40,7 +65,7 @@ impl<N: NodeLayout> WideTree<N> {
     /// The invariants of the tree against the primitives' `boxes`, with `ids` the primitive at each
     /// position of the primitive order (the tree's own, or those its owner keeps, see
     /// [`WideTree::take_prim_ids`]): the permutation (padding aside), the node count, depth-first
-    /// layout, every node reached once, no deeper than [`MAX_DEPTH`](crate::bvh::MAX_DEPTH), leaves
+    /// layout, every node reached once, no deeper than [`MAX_DEPTH`], leaves
     /// non-empty, starting at a multiple of [`LEAF_ALIGN`] and covering each id's position once,
     /// leaf boxes holding their primitives' boxes, and the layout's lane rules
     /// ([`NodeLayout::check_lane`]).
@@ -52,16 +77,10 @@ impl<N: NodeLayout> WideTree<N> {
         self.validate_by(ids, boxes.len(), |prim, _| boxes[prim as usize])
     }
 
-    /// [`Self::validate_with_ids`] for an owner of `count` primitives, their boxes given by
-    /// `prim_box(prim, position)` for the primitive `prim` at `position` of the order: an owner
-    /// that keeps its primitives in the tree's order reads them in order. Called only after the
-    /// count and the permutation have been checked, so `prim < count`.
-    pub(crate) fn validate_by(
-        &self,
-        ids: &[u32],
-        count: usize,
-        prim_box: impl Fn(u32, usize) -> Aabb,
-    ) -> Result<(), ValidationError> {
+    /// The first checks of [`Self::validate_by`], which look at no node: the tree is over `count`
+    /// primitives, its node count fits, and `ids` (padding aside) is a permutation of
+    /// `0..count`. After them every id in `ids` is [`Self::PADDING`] or below `count`.
+    pub(crate) fn check_counts(&self, ids: &[u32], count: usize) -> Result<(), ValidationError> {
         if count != self.num_prims {
             return Err(ValidationError::BoxCount {
                 boxes: count,
@@ -73,7 +92,25 @@ impl<N: NodeLayout> WideTree<N> {
         if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
-        check_permutation(ids.iter().copied().filter(|&p| p != Self::PADDING), prims)?;
+        check_permutation(ids.iter().copied().filter(|&p| p != Self::PADDING), prims)
+    }
+
+    /// [`Self::validate_with_ids`] for an owner of `count` primitives, their boxes given by
+    /// `prim_box(prim, position)` for the primitive `prim` at `position` of the order: an owner
+    /// that keeps its primitives in the tree's order reads them in order. `prim_box` is called
+    /// only after the count and the permutation have been checked, so `prim < count`.
+    ///
+    /// This is the reference walk: [`Self::block_leaves`] and [`Self::check_block`] accept
+    /// exactly the trees it accepts, in passes an owner can run alongside its own, and it names
+    /// what they only detect.
+    pub(crate) fn validate_by(
+        &self,
+        ids: &[u32],
+        count: usize,
+        prim_box: impl Fn(u32, usize) -> Aabb,
+    ) -> Result<(), ValidationError> {
+        self.check_counts(ids, count)?;
+        let nodes = self.nodes.len();
         if nodes == 0 {
             return Ok(());
         }
@@ -132,6 +169,96 @@ impl<N: NodeLayout> WideTree<N> {
             return Err(ValidationError::Uncovered { position });
         }
         Ok(())
+    }
+
+    /// The checks of [`Self::validate_by`] that read no primitive box, in one pass over the nodes
+    /// in array order instead of a walk from the root (after [`Self::check_counts`]), and which
+    /// leaf covers each block of [`LEAF_ALIGN`] positions of `ids`: `None` when a check fails
+    /// (the walk names the failure). With [`Self::check_block`] on every block, and each
+    /// primitive's box inside the box that returns, it accepts exactly the trees the walk
+    /// accepts.
+    ///
+    /// Children come after their parents, so when the pass reaches a node, every link to it has
+    /// been read: a node linked from no earlier node is unreachable, one linked twice is reached
+    /// twice, and its depth is its parent's plus one. A leaf starts at a multiple of
+    /// [`LEAF_ALIGN`], so two leaves overlap exactly when they share a block.
+    pub(crate) fn block_leaves(&self, ids: &[u32]) -> Option<BlockLeaves> {
+        let nodes = self.nodes.len();
+        let mut owner = vec![BlockLeaves::NONE; ids.len().div_ceil(LEAF_ALIGN)];
+        // The depth of each node as the walk would enter it, 0 while no link to it was read.
+        let mut depth = vec![0u8; nodes];
+        if let Some(root) = depth.first_mut() {
+            *root = 1;
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let d = depth[i];
+            if d == 0 {
+                return None;
+            }
+            for lane in 0..N::WIDTH {
+                let mut child_node = None;
+                match self.lane(i, lane) {
+                    Lane::Empty => {}
+                    Lane::Leaf { first, count } => {
+                        let end = first.checked_add(count)?;
+                        if first % LEAF_ALIGN != 0 || end > ids.len() {
+                            return None;
+                        }
+                        let code = BlockLeaves::code::<N>(i, lane);
+                        for o in &mut owner[first / LEAF_ALIGN..end.div_ceil(LEAF_ALIGN)] {
+                            if *o != BlockLeaves::NONE {
+                                return None;
+                            }
+                            *o = code;
+                        }
+                    }
+                    Lane::Interior { child } => {
+                        if child <= i || child >= nodes || depth[child] != 0 {
+                            return None;
+                        }
+                        if usize::from(d) >= MAX_DEPTH {
+                            return None;
+                        }
+                        depth[child] = d + 1;
+                        child_node = Some(&self.nodes[child]);
+                    }
+                }
+                if node.check_lane(i, lane, child_node).is_err() {
+                    return None;
+                }
+            }
+        }
+        Some(BlockLeaves { owner })
+    }
+
+    /// The checks of [`Self::validate_by`] on block `block` of the primitive order that read no
+    /// primitive: of its positions (`ids`, the block's ids, fewer than [`LEAF_ALIGN`] at the end
+    /// of the order), the ones its leaf covers are exactly those that are not padding. When they
+    /// pass, the box the primitive at each of those positions must lie inside for the rest of
+    /// the checks (the leaf's; [`Aabb::EMPTY`] when no leaf covers the block, whose positions
+    /// are then all padding); `None` when they fail. `leaves` is [`Self::block_leaves`] of this
+    /// tree.
+    #[inline]
+    pub(crate) fn check_block(
+        &self,
+        leaves: &BlockLeaves,
+        block: usize,
+        ids: &[u32],
+    ) -> Option<Aabb> {
+        let Some((node, lane)) = leaves.leaf::<N>(block) else {
+            return ids
+                .iter()
+                .all(|&p| p == Self::PADDING)
+                .then_some(Aabb::EMPTY);
+        };
+        let node = &self.nodes[node];
+        // The leaf starts at or before the block (it starts at a multiple of LEAF_ALIGN).
+        let end = node.child(lane).range().end;
+        let first = block * LEAF_ALIGN;
+        ids.iter()
+            .enumerate()
+            .all(|(k, &p)| (first + k < end) == (p != Self::PADDING))
+            .then(|| node.child_bounds(lane))
     }
 
     /// Shape figures, as for the binary BVH: `nodes` counts wide nodes, `leaves` leaf children,

@@ -67,6 +67,7 @@ pub(crate) mod visits {
 
 use std::ops::{ControlFlow, Range};
 
+pub(crate) use check::BlockLeaves;
 pub(crate) use interleave::traverse_nodes_each;
 pub use interleave::RayRun;
 pub use node::{Child, NodeLayout, WideNode};

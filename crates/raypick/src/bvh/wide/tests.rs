@@ -617,3 +617,88 @@ where
         Err(ValidationError::BoxCount { .. })
     ));
 }
+
+/// The load's passes over the nodes and the blocks accept exactly the trees the validation walk
+/// accepts: damaged links, counts, boxes and ids, at both widths.
+#[test]
+fn load_checks_accept_what_the_walk_accepts() {
+    load_checks_accept_what_the_walk_accepts_w::<4>();
+    load_checks_accept_what_the_walk_accepts_w::<8>();
+}
+
+fn load_checks_accept_what_the_walk_accepts_w<const W: usize>()
+where
+    WideBvh<W>: Traverse,
+{
+    use crate::bvh::test_support::load_checks_agree_with_the_walk;
+    for (n, seed) in [(300, 7), (2000, 8)] {
+        let (boxes, centroids) = random_boxes(n, seed);
+        let wide = WideBvh::<W>::build(&boxes, &centroids, BuildConfig::FAST);
+        let (accepted, refused) = load_checks_agree_with_the_walk(
+            &wide,
+            &wide.prim_ids,
+            &boxes,
+            3000,
+            seed,
+            |node: &mut WideNode<W>, rng, nodes, positions| {
+                let lane = rng.gen_range(0..W);
+                match rng.gen_range(0..7) {
+                    0 => node.index[lane] = rng.gen_range(0..nodes as u32 + 2),
+                    1 => node.index[lane] = rng.gen_range(0..positions as u32 + 8),
+                    2 => node.count[lane] = rng.gen_range(0..6),
+                    3 => {
+                        let delta = rng.gen_range(-0.05f32..0.05);
+                        node.bounds[rng.gen_range(0..6)][lane] += delta;
+                    }
+                    4 => (node.index[lane], node.count[lane]) = (0, 0),
+                    5 => node.set_child_bounds(lane, Aabb::EMPTY),
+                    _ => {
+                        let other = rng.gen_range(0..W);
+                        node.index.swap(lane, other);
+                        node.count.swap(lane, other);
+                    }
+                }
+            },
+        );
+        assert!(
+            accepted > 100 && refused > 1000,
+            "n={n}: {accepted} accepted, {refused} refused"
+        );
+    }
+}
+
+/// A chain of nodes as deep as [`MAX_DEPTH`](crate::bvh::MAX_DEPTH) passes both the walk and the
+/// load's passes; one node deeper fails both.
+#[test]
+fn load_checks_refuse_a_tree_deeper_than_the_walk_allows() {
+    use crate::bvh::MAX_DEPTH;
+    for depth in [MAX_DEPTH, MAX_DEPTH + 1] {
+        let prims = 2 * depth;
+        let boxes = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); prims];
+        let mut nodes = vec![WideNode::<4>::EMPTY; depth];
+        for (i, node) in nodes.iter_mut().enumerate() {
+            if i + 1 < depth {
+                node.index[0] = i as u32 + 1;
+            } else {
+                node.count[0] = prims as u32;
+            }
+            node.set_child_bounds(0, boxes[0]);
+        }
+        let tree = WideBvh::<4> {
+            nodes,
+            prim_ids: (0..prims as u32).collect(),
+            num_prims: prims,
+        };
+        let walk = tree.validate(&boxes);
+        assert_eq!(walk.is_ok(), depth == MAX_DEPTH, "{walk:?}");
+        let ids = &tree.prim_ids;
+        let passes = tree.check_counts(ids, prims).is_ok()
+            && tree.block_leaves(ids).is_some_and(|leaves| {
+                (0..prims / 4).all(|b| {
+                    tree.check_block(&leaves, b, &ids[4 * b..4 * b + 4])
+                        .is_some_and(|leaf| leaf.contains(&boxes[0]))
+                })
+            });
+        assert_eq!(passes, depth == MAX_DEPTH);
+    }
+}

@@ -21,12 +21,13 @@
 //! |---|---|
 //! | `mod.rs` | the layout (below), [`SceneFileError`], [`Place`], [`layout`] |
 //! | `write.rs` | [`Scene::to_bytes`], [`Scene::save_to_writer`], [`Scene::save`] |
-//! | `read.rs` | [`Scene::from_bytes`], [`Scene::load`]: decode, check, validate, assemble |
+//! | `read.rs` | [`Scene::from_bytes`], [`Scene::from_reader`], [`Scene::load`], [`layout`]: the header and the decoding, from memory or a stream |
+//! | `assemble.rs` | the checks of the decoded scenes, the trees' validation, the assembly |
 //!
 //! ## Layout
 //! Every number is little-endian; a `len` is a `u64` element count followed by that many
-//! elements, packed (no padding), so each array is one contiguous run the reader copies out in
-//! one pass.
+//! elements, packed (no padding), so each array is one contiguous run the reader decodes in one
+//! sequential pass, straight into the scene's vector (a piece at a time when it reads a stream).
 //!
 //! | bytes | field |
 //! |---|---|
@@ -67,16 +68,26 @@
 //!
 //! ## Loading files from strangers
 //! A load never panics and reads nothing out of bounds, whatever the bytes: the header is checked
-//! field by field (magic, version, byte order, length, reserved), then the checksum, then every
-//! count against the bytes left before anything is allocated, every tag and index against its
-//! range; every geometry passes the builder's own checks ([`SceneBuilder::build`]: indices, finite
-//! values, radii, invertible transforms, nesting depth), and every tree passes its `validate()`
-//! against boxes recomputed from the geometry before the scene is assembled, which is what the
-//! walks' unchecked node reads rely on. The meshes' tree is validated once its triangle blocks
-//! are filled from the meshes in the stored order (after a check that the order names only
-//! triangles that exist), against each triangle's box read back from its block in order: the
-//! same box as from its mesh, without a pass over the meshes in another order. Each failure is a [`SceneFileError`] naming the [`Place`]
-//! (scene, geometry, field) where it was found.
+//! field by field (magic, version, byte order, length, reserved), then every count against the
+//! bytes left before anything is allocated, every tag and index against its range, and the
+//! checksum before any decoding error is reported (a file held whole is checksummed before it is
+//! decoded; a stream is checksummed as it is read, and read through to its end when the decoding
+//! stops early), so a damaged file is refused as damaged whichever way it is read. Then every
+//! geometry passes the builder's own checks ([`SceneBuilder::build`]: indices, finite values,
+//! radii, invertible transforms, nesting depth), and every tree passes the checks of its
+//! `validate()` against boxes recomputed from the geometry before the scene is assembled, which
+//! is what the walks' unchecked node reads rely on.
+//!
+//! The meshes' tree, the one as large as the meshes, is checked in passes that need no walk:
+//! its counts and its order (each triangle once, so that the blocks can be filled from it); one
+//! pass over the nodes in array order, which finds which leaf covers each block of four
+//! positions (children come after their parents, so links, reach and depth are known when a
+//! node is reached); then each block as it is filled from the meshes, its triangles' vertices
+//! against its leaf's box. These accept exactly the trees the validation walk accepts (a test
+//! damages trees at random and compares), and when one fails, the walk runs to name the fault.
+//! The meshes' box (for their frame) and the tree's node and order passes run side by side.
+//! Each failure is a [`SceneFileError`] naming the [`Place`] (scene, geometry, field) where it
+//! was found.
 //!
 //! ## Version policy
 //! [`VERSION`] numbers the layout. Any change to what is stored or how (a field, a node layout, a
@@ -86,6 +97,7 @@
 //!
 //! [`SceneBuilder::build`]: super::SceneBuilder::build
 
+mod assemble;
 mod read;
 mod write;
 
@@ -263,13 +275,15 @@ const WIDE_NODE_BYTES: usize = 256;
 const QUANT_NODE_BYTES: usize = 125;
 
 impl Scene {
-    /// Reads a scene file (see the [module docs](self)).
+    /// Reads a scene file (see the [module docs](self)) a piece at a time
+    /// ([`Scene::from_reader`] with the file's size).
     ///
     /// # Errors
     /// [`SceneFileError::Io`] when the file cannot be read, else what [`Scene::from_bytes`]
     /// reports.
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<Scene, SceneFileError> {
-        let bytes = std::fs::read(path)?;
-        Scene::from_bytes(&bytes)
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        Scene::from_reader(file, len)
     }
 }

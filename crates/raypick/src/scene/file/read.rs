@@ -1,36 +1,190 @@
-//! Reading a scene file: the header, then each scene decoded (every count checked against the
-//! bytes left, every tag and index against its range), checked as the builder checks its input,
-//! its trees validated against the geometry, and assembled.
+//! Reading a scene file: the header, then each scene decoded, every count checked against the
+//! bytes left before anything is allocated and every tag and index against its range. The bytes
+//! come from a file held whole in memory ([`Scene::from_bytes`]: its checksum is checked before
+//! decoding) or from a stream read a piece at a time ([`Scene::from_reader`], [`Scene::load`]:
+//! each piece decoded straight into the scene's arrays while it is in cache, a long array's
+//! pieces read on a second thread one ahead of the decoding, the checksum computed on the way
+//! and checked once the stream is read through, before a decoding error is reported, so a
+//! damaged file is reported as damaged either way). Then `assemble` checks and assembles the
+//! scenes.
 
-use std::sync::{Arc, OnceLock};
+use std::io::{BufReader, Read};
+use std::sync::Arc;
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
 use super::{
-    checksum, kind, tree, FieldSpan, Place, SceneFileError, BYTE_ORDER_MARKER, HEADER_BYTES, MAGIC,
-    NODE_BYTES, QUANT_NODE_BYTES, VERSION, WIDE_NODE_BYTES,
+    assemble, checksum, kind, tree, FieldSpan, Place, SceneFileError, BYTE_ORDER_MARKER,
+    HEADER_BYTES, MAGIC, NODE_BYTES, QUANT_NODE_BYTES, VERSION, WIDE_NODE_BYTES,
 };
 use crate::bvh::quantized::{QuantNode, QuantizedBvh};
 use crate::bvh::wide::{WideBvh, WideNode};
-use crate::bvh::{BuildConfig, Bvh, Node, ValidationError};
-use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
-use crate::scene::{
-    frame_origin, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel, MeshBvh,
-    MeshParts, Scene, Spheres, SpheresAccel, TriMesh,
-};
+use crate::bvh::{BuildConfig, Bvh, Node};
+use crate::scene::{MeshBvh, Scene, Spheres, TriMesh};
 use crate::simd::{QuantBoxes8, LANES};
-use crate::Aabb;
 
-/// A cursor over the file that names each field it reads, and can list them ([`layout`]).
-struct Reader<'a> {
-    bytes: &'a [u8],
+/// Where a [`Reader`]'s bytes come from, in file order.
+trait Source {
+    /// The most bytes an array is read in at once.
+    const PIECE: usize;
+
+    /// The next `n` bytes, valid until the next call (the reader has checked that the file holds
+    /// them).
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]>;
+
+    /// The next `n` bytes handed to `each` in order, in pieces of `piece` bytes (the last one
+    /// shorter): `n` and `piece` are multiples of an element's size, so every piece is whole
+    /// elements.
+    fn pieces(&mut self, n: usize, piece: usize, each: impl FnMut(&[u8])) -> std::io::Result<()>;
+}
+
+/// A file held whole in memory: the bytes not read yet.
+struct Whole<'a> {
+    rest: &'a [u8],
+}
+
+impl Source for Whole<'_> {
+    const PIECE: usize = usize::MAX;
+
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        let (next, rest) = self
+            .rest
+            .split_at_checked(n)
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        self.rest = rest;
+        Ok(next)
+    }
+
+    /// The whole run at once: it is in memory already.
+    fn pieces(&mut self, n: usize, _: usize, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
+        each(self.next(n)?);
+        Ok(())
+    }
+}
+
+/// A stream read a piece at a time: small fields through a buffer, an array a piece of at most
+/// [`Stream::PIECE`] bytes at a time into one reused buffer that stays in cache while the piece
+/// is decoded; the payload's checksum computed as it is read.
+struct Stream<R> {
+    inner: BufReader<R>,
+    piece: Vec<u8>,
+    /// The payload's checksum so far, once the header has been read.
+    crc: Option<crc32fast::Hasher>,
+}
+
+impl<R: Read + Send> Source for Stream<R> {
+    /// 1 MiB: a piece fits in the second-level cache of current cores, and the reads are few.
+    const PIECE: usize = 1 << 20;
+
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.piece.len() < n {
+            self.piece.resize(n, 0);
+        }
+        let piece = &mut self.piece[..n];
+        self.inner.read_exact(piece)?;
+        if let Some(crc) = &mut self.crc {
+            crc.update(piece);
+        }
+        Ok(piece)
+    }
+
+    /// The first piece through the buffer (which may hold bytes read ahead of the run); the
+    /// rest, when it is at least two pieces, read ahead on another thread (feature `parallel`)
+    /// while `each` decodes the piece before.
+    fn pieces(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        let first = n.min(piece);
+        each(self.next(first)?);
+        let mut left = n - first;
+        #[cfg(feature = "parallel")]
+        if left >= 2 * piece && self.inner.buffer().is_empty() {
+            return self.read_ahead(left, piece, each);
+        }
+        while left > 0 {
+            let k = left.min(piece);
+            each(self.next(k)?);
+            left -= k;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "parallel")]
+impl<R: Read + Send> Stream<R> {
+    /// Pieces in flight between the thread that reads and the one that decodes: one being read,
+    /// one waiting, one being decoded.
+    const IN_FLIGHT: usize = 3;
+
+    /// [`Source::pieces`] for `n` bytes the buffer does not hold: a scoped thread reads them from
+    /// the stream a piece at a time (and adds each to the checksum) while this one hands the
+    /// piece before to `each`. The two overlap the stream's copies with the decoding's writes
+    /// into fresh memory.
+    fn read_ahead(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        use std::sync::mpsc;
+        let (stream, crc) = (self.inner.get_mut(), &mut self.crc);
+        std::thread::scope(|scope| {
+            let (full, read) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+            let (free, spare) = mpsc::channel::<Vec<u8>>();
+            for _ in 0..Self::IN_FLIGHT {
+                // Never fails: `spare` is alive.
+                let _ = free.send(Vec::with_capacity(piece));
+            }
+            scope.spawn(move || {
+                let mut left = n;
+                while left > 0 {
+                    // The decoding side has stopped when the channels are closed.
+                    let Ok(mut buf) = spare.recv() else { break };
+                    let k = left.min(piece);
+                    buf.resize(k, 0);
+                    let result = stream.read_exact(&mut buf).map(|()| {
+                        if let Some(crc) = crc.as_mut() {
+                            crc.update(&buf);
+                        }
+                        buf
+                    });
+                    let failed = result.is_err();
+                    if full.send(result).is_err() || failed {
+                        break;
+                    }
+                    left -= k;
+                }
+            });
+            let mut left = n;
+            while left > 0 {
+                let buf = read
+                    .recv()
+                    .map_err(|_| std::io::Error::other("the reading thread stopped"))??;
+                each(&buf);
+                left -= buf.len();
+                // The reading side may have finished: a buffer it will not need.
+                let _ = free.send(buf);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A cursor over a file of `len` bytes that names each field it reads, and can list them
+/// ([`layout`]).
+struct Reader<S> {
+    source: S,
+    len: usize,
     pos: usize,
     scene: Option<u32>,
     geometry: Option<u32>,
     spans: Option<Vec<FieldSpan>>,
 }
 
-impl<'a> Reader<'a> {
+impl<S: Source> Reader<S> {
     fn place(&self, field: &'static str) -> Place {
         Place {
             scene: self.scene,
@@ -39,20 +193,22 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The next `n` bytes, as field `field`.
-    fn take(&mut self, n: u64, field: &'static str) -> Result<&'a [u8], SceneFileError> {
-        let left = (self.bytes.len() - self.pos) as u64;
+    /// Claims the next `n` bytes as field `field` (refused when the file does not hold them),
+    /// without reading them.
+    fn claim(&mut self, n: u64, field: &'static str) -> Result<usize, SceneFileError> {
+        let left = (self.len - self.pos) as u64;
         if n > left {
             return Err(SceneFileError::Truncated {
                 at: self.place(field),
                 offset: self.pos,
                 needed: n,
-                len: self.bytes.len(),
+                len: self.len,
             });
         }
         let start = self.pos;
         // `n <= left`, so it fits in `usize`.
-        self.pos += n as usize;
+        let n = n as usize;
+        self.pos += n;
         let place = self.place(field);
         if let Some(spans) = &mut self.spans {
             spans.push(FieldSpan {
@@ -60,7 +216,13 @@ impl<'a> Reader<'a> {
                 bytes: start..self.pos,
             });
         }
-        Ok(&self.bytes[start..self.pos])
+        Ok(n)
+    }
+
+    /// The next `n` bytes, as field `field`.
+    fn take(&mut self, n: u64, field: &'static str) -> Result<&[u8], SceneFileError> {
+        let n = self.claim(n, field)?;
+        Ok(self.source.next(n)?)
     }
 
     fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], SceneFileError> {
@@ -102,29 +264,36 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `len`-prefixed run of `elem`-byte elements (the count is checked against the bytes left
-    /// before anything is allocated), each decoded by `decode`.
-    fn elements<T: Send>(
+    /// A `len`-prefixed run of `E`-byte elements (the count is checked against the bytes left
+    /// before anything is allocated), each decoded by `decode` straight into the vector, a piece
+    /// of the source at a time.
+    fn elements<const E: usize, T>(
         &mut self,
-        elem: usize,
         field: &'static str,
-        decode: impl Fn(&[u8]) -> T + Sync + Send,
+        decode: impl Fn(&[u8; E]) -> T,
     ) -> Result<Vec<T>, SceneFileError> {
         let n = self.u64(field)?;
-        let bytes = self.take(n.saturating_mul(elem as u64), field)?;
-        Ok(decode_each(bytes, elem, decode))
+        // The file holds `n` elements, so `n` fits in `usize`.
+        let bytes = self.claim(n.saturating_mul(E as u64), field)?;
+        let mut out = Vec::with_capacity(bytes / E);
+        let piece = (S::PIECE / E).max(1) * E;
+        self.source.pieces(bytes, piece, |piece| {
+            // Each piece is whole elements: no remainder.
+            out.extend(piece.as_chunks::<E>().0.iter().map(&decode));
+        })?;
+        Ok(out)
     }
 
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
-        self.elements(4, field, |b| u32_at(b, 0))
+        self.elements(field, |b: &[u8; 4]| u32::from_le_bytes(*b))
     }
 
     fn f32s(&mut self, field: &'static str) -> Result<Vec<f32>, SceneFileError> {
-        self.elements(4, field, |b| f32_at(b, 0))
+        self.elements(field, |b: &[u8; 4]| f32::from_le_bytes(*b))
     }
 
     fn vec3s(&mut self, field: &'static str) -> Result<Vec<Vec3>, SceneFileError> {
-        self.elements(12, field, |b| {
+        self.elements(field, |b: &[u8; 12]| {
             Vec3::new(f32_at(b, 0), f32_at(b, 1), f32_at(b, 2))
         })
     }
@@ -134,8 +303,8 @@ impl<'a> Reader<'a> {
             0 => Ok(None),
             1 => {
                 let n = self.u64("name")?;
-                let bytes = self.take(n, "name")?;
-                String::from_utf8(bytes.to_vec())
+                let bytes = self.take(n, "name")?.to_vec();
+                String::from_utf8(bytes)
                     .map(Some)
                     .map_err(|e| self.bad("name", format!("not UTF-8: {e}")))
             }
@@ -144,25 +313,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// `decode` applied to each `elem`-byte element of `bytes`, in order, on all cores (feature
-/// `parallel`) straight into the vector.
-fn decode_each<T: Send>(
-    bytes: &[u8],
-    elem: usize,
-    decode: impl Fn(&[u8]) -> T + Sync + Send,
-) -> Vec<T> {
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        bytes.par_chunks_exact(elem).map(decode).collect()
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        bytes.chunks_exact(elem).map(decode).collect()
-    }
-}
-
-/// Word `k` of `b` as a `u32`, little-endian (`b` holds it: the caller's chunks are whole).
+/// Word `k` of `b` as a `u32`, little-endian (`b` holds it: the callers' elements are whole).
 #[inline(always)]
 fn u32_at(b: &[u8], k: usize) -> u32 {
     u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]])
@@ -173,7 +324,7 @@ fn f32_at(b: &[u8], k: usize) -> f32 {
     f32::from_bits(u32_at(b, k))
 }
 
-fn binary_node(b: &[u8]) -> Node {
+fn binary_node(b: &[u8; NODE_BYTES]) -> Node {
     Node {
         min: [f32_at(b, 0), f32_at(b, 1), f32_at(b, 2)],
         index: u32_at(b, 3),
@@ -182,7 +333,7 @@ fn binary_node(b: &[u8]) -> Node {
     }
 }
 
-fn wide_node(b: &[u8]) -> WideNode<8> {
+fn wide_node(b: &[u8; WIDE_NODE_BYTES]) -> WideNode<8> {
     WideNode {
         bounds: std::array::from_fn(|row| std::array::from_fn(|lane| f32_at(b, 8 * row + lane))),
         index: std::array::from_fn(|lane| u32_at(b, 48 + lane)),
@@ -190,7 +341,7 @@ fn wide_node(b: &[u8]) -> WideNode<8> {
     }
 }
 
-fn quant_node(b: &[u8]) -> QuantNode {
+fn quant_node(b: &[u8; QUANT_NODE_BYTES]) -> QuantNode {
     // 9 floats, 8 indices (68 bytes), then 48 step counts, 8 counts and the valid mask.
     let q = &b[68..116];
     QuantNode {
@@ -206,7 +357,7 @@ fn quant_node(b: &[u8]) -> QuantNode {
 }
 
 /// A geometry as decoded: an instance names its scene by position until the scene is assembled.
-enum RawGeometry {
+pub(super) enum RawGeometry {
     Mesh(TriMesh),
     Spheres(Spheres),
     Instance {
@@ -218,21 +369,21 @@ enum RawGeometry {
 }
 
 /// The meshes' tree as decoded: the tree (without its own ids) and the id at each position.
-struct RawMeshTree {
-    bvh: MeshBvh,
-    ids: Vec<u32>,
+pub(super) struct RawMeshTree {
+    pub(super) bvh: MeshBvh,
+    pub(super) ids: Vec<u32>,
 }
 
 /// A scene as decoded, before any check.
-struct RawScene {
-    config: BuildConfig,
-    geometries: Vec<RawGeometry>,
-    top: Bvh,
-    spheres: Vec<Bvh>,
-    meshes: Option<RawMeshTree>,
+pub(super) struct RawScene {
+    pub(super) config: BuildConfig,
+    pub(super) geometries: Vec<RawGeometry>,
+    pub(super) top: Bvh,
+    pub(super) spheres: Vec<Bvh>,
+    pub(super) meshes: Option<RawMeshTree>,
 }
 
-impl Reader<'_> {
+impl<S: Source> Reader<S> {
     fn config(&mut self) -> Result<BuildConfig, SceneFileError> {
         let bins = self.usize_at_least(2, "config bins")?;
         let max_leaf_size = self.usize_at_least(1, "config max_leaf_size")?;
@@ -280,7 +431,7 @@ impl Reader<'_> {
         match tag {
             kind::MESH => {
                 let vertices = self.vec3s("vertices")?;
-                let indices = self.elements(12, "triangles", |b| {
+                let indices = self.elements("triangles", |b: &[u8; 12]| {
                     [u32_at(b, 0), u32_at(b, 1), u32_at(b, 2)]
                 })?;
                 Ok(RawGeometry::Mesh(TriMesh {
@@ -342,7 +493,7 @@ impl Reader<'_> {
         ids: &'static str,
     ) -> Result<Bvh, SceneFileError> {
         Ok(Bvh {
-            nodes: self.elements(NODE_BYTES, nodes, binary_node)?,
+            nodes: self.elements::<NODE_BYTES, _>(nodes, binary_node)?,
             prim_ids: self.u32s(ids)?,
         })
     }
@@ -355,12 +506,12 @@ impl Reader<'_> {
         let num_prims = self.usize_at_least(0, "mesh tree primitives")?;
         let bvh = match tag {
             tree::WIDE => MeshBvh::Wide(WideBvh {
-                nodes: self.elements(WIDE_NODE_BYTES, "mesh tree nodes", wide_node)?,
+                nodes: self.elements::<WIDE_NODE_BYTES, _>("mesh tree nodes", wide_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
             }),
             tree::QUANTIZED => MeshBvh::Quantized(QuantizedBvh {
-                nodes: self.elements(QUANT_NODE_BYTES, "mesh tree nodes", quant_node)?,
+                nodes: self.elements::<QUANT_NODE_BYTES, _>("mesh tree nodes", quant_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
             }),
@@ -390,13 +541,13 @@ impl Reader<'_> {
         // Each geometry takes at least 22 bytes (kind 1, mask 4, name tag 1, then a mesh's or a
         // sphere set's two counts, 16, or an instance's 52): a count the bytes left cannot hold
         // is refused before anything is allocated.
-        let left = (self.bytes.len() - self.pos) as u64;
+        let left = (self.len - self.pos) as u64;
         if u64::from(count) * 22 > left {
             return Err(SceneFileError::Truncated {
                 at: self.place("geometry count"),
                 offset: self.pos,
                 needed: u64::from(count) * 22,
-                len: self.bytes.len(),
+                len: self.len,
             });
         }
         let mut geometries = Vec::with_capacity(count as usize);
@@ -425,23 +576,36 @@ impl Reader<'_> {
     }
 }
 
-/// Checks the header of `bytes` and returns a reader positioned at the payload, whose checksum
-/// has been verified.
-fn open(bytes: &[u8], spans: Option<Vec<FieldSpan>>) -> Result<Reader<'_>, SceneFileError> {
-    let head = &bytes[..bytes.len().min(MAGIC.len())];
-    if head != &MAGIC[..head.len()] {
-        return Err(SceneFileError::BadMagic {
-            found: head.to_vec(),
-        });
-    }
+/// Reads and checks the header of a file of `len` bytes from `source`: a reader positioned at
+/// the payload, and the checksum the header holds.
+fn open<S: Source>(
+    source: S,
+    len: usize,
+    spans: Option<Vec<FieldSpan>>,
+) -> Result<(Reader<S>, u32), SceneFileError> {
     let mut r = Reader {
-        bytes,
+        source,
+        len,
         pos: 0,
         scene: None,
         geometry: None,
         spans,
     };
-    r.take(MAGIC.len() as u64, "magic")?;
+    let n = len.min(MAGIC.len());
+    let head = r.take(n as u64, "magic")?;
+    if head != &MAGIC[..n] {
+        return Err(SceneFileError::BadMagic {
+            found: head.to_vec(),
+        });
+    }
+    if n < MAGIC.len() {
+        return Err(SceneFileError::Truncated {
+            at: r.place("magic"),
+            offset: 0,
+            needed: MAGIC.len() as u64,
+            len,
+        });
+    }
     let version = r.u32("version")?;
     if version != VERSION {
         return Err(SceneFileError::UnsupportedVersion {
@@ -460,19 +624,15 @@ fn open(bytes: &[u8], spans: Option<Vec<FieldSpan>>) -> Result<Reader<'_>, Scene
         return Err(r.bad("reserved", format!("{reserved:#x}: must be 0")));
     }
     debug_assert_eq!(r.pos, HEADER_BYTES);
-    let found = (bytes.len() - HEADER_BYTES) as u64;
+    let found = (len - HEADER_BYTES) as u64;
     if found != expected {
         return Err(SceneFileError::PayloadLength { expected, found });
     }
-    let computed = checksum(&bytes[HEADER_BYTES..]);
-    if computed != stored {
-        return Err(SceneFileError::Checksum { stored, computed });
-    }
-    Ok(r)
+    Ok((r, stored))
 }
 
 /// Decodes every scene of the file after the header.
-fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
+fn decode<S: Source>(r: &mut Reader<S>) -> Result<Vec<RawScene>, SceneFileError> {
     let count = r.u32("scene count")?;
     if count == 0 {
         return Err(r.bad(
@@ -482,19 +642,63 @@ fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
     }
     // A scene takes at least 82 bytes (settings 61, geometry count 4, the top tree's two counts
     // 16, the mesh tree's kind 1): the capacity is what the bytes can hold, whatever the count.
-    let mut scenes = Vec::with_capacity((count as usize).min(r.bytes.len() / 82));
+    let mut scenes = Vec::with_capacity((count as usize).min(r.len / 82));
     for s in 0..count {
         scenes.push(r.scene(s)?);
     }
-    if r.pos != r.bytes.len() {
+    if r.pos != r.len {
         r.scene = None;
         r.geometry = None;
         return Err(r.bad(
             "payload end",
-            format!("{} bytes after the last scene", r.bytes.len() - r.pos),
+            format!("{} bytes after the last scene", r.len - r.pos),
         ));
     }
     Ok(scenes)
+}
+
+/// The scenes of the file `bytes`, held whole: the header, then the payload's checksum, then the
+/// decoding; with the fields' spans when `spans` is given.
+fn decode_whole(
+    bytes: &[u8],
+    spans: Option<Vec<FieldSpan>>,
+) -> Result<(Vec<RawScene>, Option<Vec<FieldSpan>>), SceneFileError> {
+    let (mut r, stored) = open(Whole { rest: bytes }, bytes.len(), spans)?;
+    let computed = checksum(&bytes[HEADER_BYTES..]);
+    if computed != stored {
+        return Err(SceneFileError::Checksum { stored, computed });
+    }
+    let scenes = decode(&mut r)?;
+    Ok((scenes, r.spans))
+}
+
+/// The scenes of the file of `len` bytes that `reader` holds: the header, then the decoding with
+/// the checksum computed on the way. When the decoding stops early (a damaged count, a bad tag),
+/// the rest of the file is read through the checksum first, so that a damaged file is reported
+/// as [`SceneFileError::Checksum`], as [`decode_whole`] reports it.
+fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
+    let source = Stream {
+        inner: BufReader::with_capacity(64 << 10, reader),
+        piece: Vec::new(),
+        crc: None,
+    };
+    let (mut r, stored) = open(source, len, None)?;
+    r.source.crc = Some(crc32fast::Hasher::new());
+    let decoded = decode(&mut r);
+    if let Err(SceneFileError::Io(e)) = decoded {
+        return Err(SceneFileError::Io(e));
+    }
+    let mut left = r.len - r.pos;
+    while left > 0 {
+        let n = left.min(Stream::<R>::PIECE);
+        r.source.next(n)?;
+        left -= n;
+    }
+    let computed = r.source.crc.take().map_or(0, crc32fast::Hasher::finalize);
+    if computed != stored {
+        return Err(SceneFileError::Checksum { stored, computed });
+    }
+    decoded
 }
 
 /// The fields of the scene file `bytes` and where each lies, in file order, as far as the file
@@ -504,150 +708,8 @@ fn decode(r: &mut Reader<'_>) -> Result<Vec<RawScene>, SceneFileError> {
 /// # Errors
 /// What [`Scene::from_bytes`] reports for the header and the decoding.
 pub fn layout(bytes: &[u8]) -> Result<Vec<FieldSpan>, SceneFileError> {
-    let mut r = open(bytes, Some(Vec::new()))?;
-    decode(&mut r)?;
-    Ok(r.spans.unwrap_or_default())
-}
-
-/// Scene number `index` from its decoded form, the scenes before it assembled (`placed`): every
-/// geometry checked, every tree validated, the rest computed as the build computes it.
-fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, SceneFileError> {
-    let geometry_error = |error| SceneFileError::Geometry {
-        scene: index,
-        error,
-    };
-    let invalid = |geom, error| SceneFileError::InvalidBvh {
-        scene: index,
-        error: InvalidBvh { geom, error },
-    };
-    let geometries: Vec<Geometry> = raw
-        .geometries
-        .into_iter()
-        .map(|g| match g {
-            RawGeometry::Mesh(m) => Geometry::Mesh(m),
-            RawGeometry::Spheres(s) => Geometry::Spheres(s),
-            RawGeometry::Instance {
-                scene,
-                world_from_object,
-                name,
-                mask,
-            } => Geometry::Instance(Instance {
-                // `decode` checked `scene < index`, and `placed` holds scenes `0..index`.
-                scene: placed[scene as usize].clone(),
-                world_from_object,
-                name,
-                mask,
-            }),
-        })
-        .collect();
-    let mut sphere_trees = raw.spheres.into_iter();
-    let mut accels = Vec::with_capacity(geometries.len());
-    let mut parts = Vec::new();
-    for (id, g) in geometries.iter().enumerate() {
-        let id = id as u32;
-        let instance = check_geometry(id, g).map_err(geometry_error)?;
-        accels.push(match g {
-            Geometry::Mesh(m) => {
-                parts.push((id, m, m.mask));
-                Accel::Mesh
-            }
-            Geometry::Spheres(s) => {
-                // `decode` read one tree per sphere set.
-                let bvh = sphere_trees.next().unwrap_or_default();
-                bvh.validate(&sphere_boxes(s))
-                    .map_err(|e| invalid(Some(id), e))?;
-                Accel::Spheres(SpheresAccel { bvh })
-            }
-            Geometry::Instance(_) => match instance {
-                Some(accel) => Accel::Instance(accel),
-                None => unreachable!("check_geometry returns an instance's accel"),
-            },
-        });
-    }
-    check_total(&geometries, &parts).map_err(geometry_error)?;
-    let meshes_bounds = parts
-        .iter()
-        .fold(Aabb::EMPTY, |b, (_, m, _)| b.union(m.bounds()));
-    let meshes = match (parts.first(), raw.meshes) {
-        (None, None) => None,
-        (Some(&(first, _, _)), Some(tree)) => {
-            let tree_kind_ok = matches!(
-                (&tree.bvh, raw.config.compact),
-                (MeshBvh::Wide(_), false) | (MeshBvh::Quantized(_), true)
-            );
-            if !tree_kind_ok {
-                return Err(SceneFileError::BadValue {
-                    at: Place {
-                        scene: Some(index),
-                        geometry: None,
-                        field: "mesh tree kind",
-                    },
-                    problem: format!(
-                        "the tree's kind does not match the setting compact = {}",
-                        raw.config.compact
-                    ),
-                });
-            }
-            let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
-            // The blocks are filled from the order, which must name triangles first; the tree
-            // is then validated against the triangles' boxes read from the blocks in order.
-            let total = meshes.iter().map(|m| m.indices.len()).sum::<usize>();
-            if let Some(&prim) = tree
-                .ids
-                .iter()
-                .find(|&&p| p != MeshBvh::PADDING && p as usize >= total)
-            {
-                return Err(invalid(
-                    Some(first),
-                    ValidationError::Permutation { prim, count: 1 },
-                ));
-            }
-            let mut accel = MeshAccel {
-                offset: frame_origin(&meshes_bounds),
-                blocks: Vec::new(),
-                bvh: tree.bvh,
-                parts: MeshParts::new(&parts),
-                dipoles: OnceLock::new(),
-            };
-            accel.store(&meshes, &tree.ids);
-            accel
-                .bvh
-                .validate_by(&tree.ids, total, |prim, slot| {
-                    accel.slot_box(&meshes, slot, prim)
-                })
-                .map_err(|e| invalid(Some(first), e))?;
-            Some(accel)
-        }
-        (first, _) => {
-            return Err(SceneFileError::BadValue {
-                at: Place {
-                    scene: Some(index),
-                    geometry: None,
-                    field: "mesh tree kind",
-                },
-                problem: if first.is_some() {
-                    "the scene has meshes but no mesh tree".into()
-                } else {
-                    "the scene has no mesh but a mesh tree".into()
-                },
-            })
-        }
-    };
-    drop(parts);
-    let (top_items, top_boxes, bounds) = top_level(&geometries, meshes_bounds);
-    raw.top.validate(&top_boxes).map_err(|e| invalid(None, e))?;
-    let instance_depth = instance_depth(&geometries);
-    Ok(Scene {
-        geometries,
-        accels,
-        meshes,
-        top: raw.top,
-        top_items,
-        top_boxes,
-        bounds,
-        config: raw.config,
-        instance_depth,
-    })
+    let (_, spans) = decode_whole(bytes, Some(Vec::new()))?;
+    Ok(spans.unwrap_or_default())
 }
 
 impl Scene {
@@ -661,17 +723,30 @@ impl Scene {
     /// or setting out of range, a geometry the builder would refuse, or a tree that fails its
     /// validation.
     pub fn from_bytes(bytes: &[u8]) -> Result<Scene, SceneFileError> {
-        let mut r = open(bytes, None)?;
-        let raw = decode(&mut r)?;
-        let last = raw.len() - 1;
-        let mut placed: Vec<Arc<Scene>> = Vec::with_capacity(last);
-        for (index, scene) in raw.into_iter().enumerate() {
-            let scene = assemble(scene, index as u32, &placed)?;
-            if index == last {
-                return Ok(scene);
-            }
-            placed.push(Arc::new(scene));
-        }
-        unreachable!("decode returns at least one scene")
+        let (raw, _) = decode_whole(bytes, None)?;
+        assemble::scene(raw)
+    }
+
+    /// Reads a scene from a scene file of `len` bytes that `reader` holds (a file's size), a
+    /// piece at a time: the file is never held whole in memory, and each piece is decoded
+    /// straight into the scene's arrays (with feature `parallel`, a long array is read on a
+    /// second thread a piece ahead of its decoding, hence `Send`). Accepts and refuses exactly
+    /// the files [`Scene::from_bytes`] does, with the same errors; `reader` is read no further
+    /// than `len` bytes.
+    ///
+    /// `len` bounds every count in the file before anything is allocated, so it must be the
+    /// stream's true length, not one the stream announces.
+    ///
+    /// # Errors
+    /// What [`Scene::from_bytes`] reports, and [`SceneFileError::Io`] when `reader` fails or
+    /// ends before `len` bytes.
+    pub fn from_reader(reader: impl Read + Send, len: u64) -> Result<Scene, SceneFileError> {
+        let len = usize::try_from(len).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("a scene file of {len} bytes does not fit in memory"),
+            )
+        })?;
+        assemble::scene(decode_stream(reader, len)?)
     }
 }
