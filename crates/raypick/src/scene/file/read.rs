@@ -68,6 +68,8 @@ impl Source for Whole<'_> {
 struct Stream<R> {
     inner: BufReader<R>,
     piece: Vec<u8>,
+    /// The buffers of the pieces read ahead, kept from one long array to the next.
+    ahead: Vec<Vec<u8>>,
     /// The payload's checksum so far, once the header has been read.
     crc: Option<crc32fast::Hasher>,
 }
@@ -131,25 +133,30 @@ impl<R: Read + Send> Stream<R> {
     ) -> std::io::Result<()> {
         use std::sync::mpsc;
         let (stream, crc) = (self.inner.get_mut(), &mut self.crc);
+        let ahead = &mut self.ahead;
+        ahead.resize_with(Self::IN_FLIGHT, Vec::new);
         std::thread::scope(|scope| {
-            let (full, read) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+            // A piece read (or the read's error), and a buffer free to read the next one into.
+            let (full, read) = mpsc::sync_channel::<std::io::Result<(Vec<u8>, usize)>>(1);
             let (free, spare) = mpsc::channel::<Vec<u8>>();
-            for _ in 0..Self::IN_FLIGHT {
+            for buf in ahead.drain(..) {
                 // Never fails: `spare` is alive.
-                let _ = free.send(Vec::with_capacity(piece));
+                let _ = free.send(buf);
             }
-            scope.spawn(move || {
+            let reading = scope.spawn(move || {
                 let mut left = n;
                 while left > 0 {
                     // The decoding side has stopped when the channels are closed.
                     let Ok(mut buf) = spare.recv() else { break };
                     let k = left.min(piece);
-                    buf.resize(k, 0);
-                    let result = stream.read_exact(&mut buf).map(|()| {
+                    if buf.len() < k {
+                        buf.resize(k, 0);
+                    }
+                    let result = stream.read_exact(&mut buf[..k]).map(|()| {
                         if let Some(crc) = crc.as_mut() {
-                            crc.update(&buf);
+                            crc.update(&buf[..k]);
                         }
-                        buf
+                        (buf, k)
                     });
                     let failed = result.is_err();
                     if full.send(result).is_err() || failed {
@@ -157,16 +164,21 @@ impl<R: Read + Send> Stream<R> {
                     }
                     left -= k;
                 }
+                spare
             });
             let mut left = n;
             while left > 0 {
-                let buf = read
+                let (buf, k) = read
                     .recv()
                     .map_err(|_| std::io::Error::other("the reading thread stopped"))??;
-                each(&buf);
-                left -= buf.len();
-                // The reading side may have finished: a buffer it will not need.
+                each(&buf[..k]);
+                left -= k;
+                // Never fails: the reading side keeps `spare` until it is joined below.
                 let _ = free.send(buf);
+            }
+            // Every piece has been read: the buffers are back, for the next long array.
+            if let Ok(spare) = reading.join() {
+                ahead.extend(spare.try_iter());
             }
             Ok(())
         })
@@ -680,6 +692,7 @@ fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>,
     let source = Stream {
         inner: BufReader::with_capacity(64 << 10, reader),
         piece: Vec::new(),
+        ahead: Vec::new(),
         crc: None,
     };
     let (mut r, stored) = open(source, len, None)?;
