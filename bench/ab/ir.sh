@@ -6,28 +6,35 @@
 #
 # REV: git revisions, or WORKTREE for the working tree's crates/raypick. MESH (an OBJ, default the
 # shared bunny), RAYS, FIRST (default 0), COUNT (default 100000), MODE (closest, any, points;
-# default closest). One thread. Builds under target/ab/ir/REV; nothing here runs in CI.
+# default closest). One thread. Builds under target/ab/ir/COMMIT (once per commit; the working
+# tree's copy every time); nothing here runs in CI.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 2,9p "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,10p "$0"; exit 2; }
 repo=$(git rev-parse --show-toplevel)
 mesh=$(realpath "${MESH:-$repo/../shared/data/obj/stanford-bunny.obj}")
 rays=$(realpath "${RAYS:?RAYS: a file of rays (six f32 per ray)}")
 first=${FIRST:-0} count=${COUNT:-100000} mode=${MODE:-closest}
 for rev in "$@"; do
-    work="$repo/target/ab/ir/$rev"
+    commit=WORKTREE
+    [ "$rev" = WORKTREE ] || commit=$(git -C "$repo" rev-parse --verify "$rev^{commit}")
+    work="$repo/target/ab/ir/$commit"
     dst="$work/raypick_rev"
-    mkdir -p "$work/src" && rm -rf "$dst" && mkdir -p "$dst"
-    if [ "$rev" = WORKTREE ]; then
-        cp -r "$repo/crates/raypick/." "$dst/"
-    else
-        git -C "$repo" archive "$rev" crates/raypick | tar -x -C "$dst" --strip-components=2
+    mkdir -p "$work/src"
+    # A commit's copy is made once; the working tree's every time.
+    if [ "$commit" = WORKTREE ] || [ ! -f "$dst/Cargo.toml" ]; then
+        rm -rf "$dst" && mkdir -p "$dst"
+        if [ "$commit" = WORKTREE ]; then
+            cp -r "$repo/crates/raypick/." "$dst/"
+        else
+            git -C "$repo" archive "$commit" crates/raypick | tar -x -C "$dst" --strip-components=2
+        fi
+        rm -rf "$dst/benches" "$dst/tests"
+        # Fresh times: cargo would keep an earlier build of an older copy (see run.sh).
+        find "$dst" -type f -exec touch {} +
+        python3 "$repo/bench/ab/crate_manifest.py" "$repo/Cargo.toml" "$dst/Cargo.toml" raypick_rev
     fi
-    rm -rf "$dst/benches" "$dst/tests"
-    # Fresh times: cargo would keep an earlier build of an older revision (see run.sh).
-    find "$dst" -type f -exec touch {} +
-    python3 "$repo/bench/ab/crate_manifest.py" "$repo/Cargo.toml" "$dst/Cargo.toml" raypick_rev
-    cp "$repo/bench/ab/ir.rs" "$work/src/main.rs"
-    cat > "$work/Cargo.toml" <<TOML
+    cmp -s "$repo/bench/ab/ir.rs" "$work/src/main.rs" || cp "$repo/bench/ab/ir.rs" "$work/src/main.rs"
+    cat > "$work/Cargo.toml.new" <<TOML
 [package]
 name = "raypick-ir"
 version = "0.0.0"
@@ -47,6 +54,8 @@ debug = "line-tables-only"
 
 [workspace]
 TOML
+    cmp -s "$work/Cargo.toml.new" "$work/Cargo.toml" || mv "$work/Cargo.toml.new" "$work/Cargo.toml"
+    rm -f "$work/Cargo.toml.new"
     (cd "$work" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
     out="$work/callgrind.out"
     answers=$(RAYON_NUM_THREADS=1 valgrind --tool=callgrind --collect-atstart=no \
