@@ -94,6 +94,7 @@
 mod builder;
 mod error;
 pub mod file;
+mod finish;
 mod geometry;
 mod hit;
 mod mesh_bvh;
