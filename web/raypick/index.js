@@ -107,8 +107,9 @@ function api() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Memory, buffers and errors. Views are made afresh after every call: a call may grow the
-// memory, which detaches the views made before it.
+// Memory, buffers and errors. A call may grow the memory, which detaches the views made before
+// it: buffer views are made afresh after every call, and the views of the whole memory that
+// single queries read through are re-made when the memory's buffer changed.
 
 const utf8 = new TextDecoder();
 const utf8Encoder = new TextEncoder();
