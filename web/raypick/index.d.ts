@@ -104,6 +104,21 @@ export interface ClosestPoint extends Omit<Hit, 't'> {
 }
 
 /** The closest hits of a batch, one entry per ray. */
+/** `intersectAllRays`' columns: ray i's hits are `offsets[i]` to `offsets[i + 1]` (exclusive), sorted by t. */
+export interface AllHitsResult {
+  /** n + 1 entries; `offsets[n]` is `hits`. */
+  offsets: Uint32Array;
+  t: Float32Array;
+  u: Float32Array;
+  v: Float32Array;
+  geom: Int32Array;
+  prim: Int32Array;
+  /** -1 for a primitive no instance places. */
+  instance: Int32Array;
+  /** The number of hits of all rays. */
+  hits: number;
+}
+
 export interface CastResult {
   /** Infinity on a miss. */
   t: Float32Array;
@@ -172,9 +187,20 @@ export interface RenderData {
 
 export type InsideMethod = 'parity' | 'winding' | 'winding-number';
 
+/**
+ * How the BVH is built: 'fast', 'balanced' or 'high' (the engine's BuildConfig::FAST, BALANCED,
+ * HIGH_QUALITY). Answers are the same; a better tree builds slower and casts faster.
+ */
+export type BuildQuality = 'fast' | 'balanced' | 'high';
+
+export interface SceneBuilderOptions {
+  /** The BVH build (default 'balanced'). */
+  quality?: BuildQuality;
+}
+
 /** Collects meshes, spheres and instances (ids 0, 1, 2, … in order) and builds a Scene. */
 export class SceneBuilder {
-  constructor();
+  constructor(options?: SceneBuilderOptions);
   /** A triangle mesh: x, y, z per vertex; three indices per triangle (none: consecutive triples). Its id. */
   addMesh(positions: Float32Array | ArrayLike<number>, indices?: Uint32Array | Uint16Array | ArrayLike<number> | null, options?: MeshOptions): number;
   /** Spheres: x, y, z per centre, one radius each. Its id. */
@@ -203,6 +229,8 @@ export class Scene {
   countHits(origin: Vec3Like, dir: Vec3Like, options?: QueryOptions): number;
   /** The closest hits of `rays` (ox, oy, oz, dx, dy, dz per ray). */
   castRays(rays: Float32Array | ArrayLike<number>, options?: QueryOptions): CastResult;
+  /** Every hit of each of `rays` (ox, oy, oz, dx, dy, dz per ray), as `intersectAll` ray by ray, in columns. */
+  intersectAllRays(rays: Float32Array | ArrayLike<number>, options?: AllHitsOptions): AllHitsResult;
   /** Any hit of each ray: 1 or 0. */
   occludedRays(rays: Float32Array | ArrayLike<number>, options?: QueryOptions): Uint8Array;
   /** The closest point of the surfaces within `maxDistance` (default Infinity), or null. */

@@ -13,7 +13,7 @@
 // continuous pixels from the top-left corner (pixel (i, j) spans [i, i+1) x [j, j+1), its centre
 // is (i + 0.5, j + 0.5)). A hit's u weights its triangle's second vertex and v its third.
 
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 const HIT_F32 = 9;
 const HIT_U32 = 12;
 const RAY_F32 = 8;
@@ -107,8 +107,9 @@ function api() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Memory, buffers and errors. Views are made afresh after every call: a call may grow the
-// memory, which detaches the views made before it.
+// Memory, buffers and errors. A call may grow the memory, which detaches the views made before
+// it: buffer views are made afresh after every call, and the views of the whole memory that
+// single queries read through are re-made when the memory's buffer changed.
 
 const utf8 = new TextDecoder();
 const utf8Encoder = new TextEncoder();
@@ -180,12 +181,33 @@ function withBuffers(inputs, f) {
   }
 }
 
-function outF32(n) {
-  return new Float32Array(wasm.memory.buffer, wasm.rp_out_f32_ptr() >>> 0, n);
+// Views of the whole memory, re-made only when it grew (which detaches the old ones): single
+// queries read their records through these instead of making views per call.
+let heapBuffer = null;
+let heapF32 = null;
+let heapU32 = null;
+
+function heap() {
+  const b = wasm.memory.buffer;
+  if (b !== heapBuffer) {
+    heapBuffer = b;
+    heapF32 = new Float32Array(b);
+    heapU32 = new Uint32Array(b);
+  }
 }
 
-function outU32(n) {
-  return new Uint32Array(wasm.memory.buffer, wasm.rp_out_u32_ptr() >>> 0, n);
+/** The index in heapF32 of the out area's f32 value `i` (call heap() first). */
+function outF(i = 0) {
+  return (wasm.rp_out_f32_ptr() >>> 2) + i;
+}
+
+/** The index in heapU32 of the out area's u32 value `i`. */
+function outU(i = 0) {
+  return (wasm.rp_out_u32_ptr() >>> 2) + i;
+}
+
+function outF32(n) {
+  return new Float32Array(wasm.memory.buffer, wasm.rp_out_f32_ptr() >>> 0, n);
 }
 
 /** The number of objects (buffers, builders, scenes, cameras) the module holds. */
@@ -200,6 +222,28 @@ function vec3(v, field) {
   if (v != null) {
     if (typeof v.length === 'number' && v.length === 3) return [+v[0], +v[1], +v[2]];
     if (typeof v.x === 'number' && typeof v.y === 'number' && typeof v.z === 'number') return [v.x, v.y, v.z];
+  }
+  throw argError(field, 'expected [x, y, z] or {x, y, z}');
+}
+
+/** Scratch for the two vectors of a single-ray query: no array per call. */
+const RAY = new Float64Array(6);
+
+/** Reads `v` ([x, y, z] or {x, y, z}) into RAY at `at`. */
+function vec3Into(v, field, at) {
+  if (v != null) {
+    if (v.length === 3) {
+      RAY[at] = +v[0];
+      RAY[at + 1] = +v[1];
+      RAY[at + 2] = +v[2];
+      return;
+    }
+    if (typeof v.x === 'number' && typeof v.y === 'number' && typeof v.z === 'number') {
+      RAY[at] = v.x;
+      RAY[at + 1] = v.y;
+      RAY[at + 2] = v.z;
+      return;
+    }
   }
   throw argError(field, 'expected [x, y, z] or {x, y, z}');
 }
@@ -254,6 +298,9 @@ const PIXEL_ORIGIN = { 'top-left': 0, 'bottom-left': 1 };
 const PROJECTION = { perspective: 0, orthographic: 1 };
 const EDGES = { 'half-open': 0, closed: 1 };
 const INSIDE = { parity: 0, winding: 1, 'winding-number': 1 };
+const QUALITY = { fast: 0, balanced: 1, high: 2 };
+/** The build quality of `new SceneBuilder()` without one (see SceneBuilder). */
+const DEFAULT_QUALITY = 'balanced';
 
 /** The query options as the ABI's `t_min, t_max, mask, cull` (the ranges go in a buffer). */
 function queryArgs(o = {}) {
@@ -278,31 +325,39 @@ function rangesArg(ranges) {
 // ---------------------------------------------------------------------------------------------
 // Records
 
+/** Hit record `i` of the out area, its f32 values from `f0` on (heap() called since the query). */
+function readHit(i, f0 = 0) {
+  const f = heapF32;
+  const u = heapU32;
+  const a = outF(f0 + i * HIT_F32);
+  const b = outU(i * HIT_U32);
+  const pathLen = u[b + 3];
+  const instance = u[b + 2];
+  return {
+    t: f[a],
+    u: f[a + 1],
+    v: f[a + 2],
+    normal: [f[a + 3], f[a + 4], f[a + 5]],
+    point: [f[a + 6], f[a + 7], f[a + 8]],
+    prim: u[b],
+    geom: u[b + 1],
+    instance: instance === NONE ? null : instance,
+    instancePath: pathLen === 0 ? [] : Array.from(u.subarray(b + 4, b + 4 + pathLen)),
+  };
+}
+
 function readHits(count, f0 = 0) {
-  const f = outF32(f0 + count * HIT_F32);
-  const u = outU32(count * HIT_U32);
+  heap();
   const hits = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const a = f0 + i * HIT_F32;
-    const b = i * HIT_U32;
-    hits[i] = {
-      t: f[a],
-      u: f[a + 1],
-      v: f[a + 2],
-      normal: [f[a + 3], f[a + 4], f[a + 5]],
-      point: [f[a + 6], f[a + 7], f[a + 8]],
-      prim: u[b],
-      geom: u[b + 1],
-      instance: u[b + 2] === NONE ? null : u[b + 2],
-      instancePath: Array.from(u.subarray(b + 4, b + 4 + u[b + 3])),
-    };
-  }
+  for (let i = 0; i < count; i++) hits[i] = readHit(i, f0);
   return hits;
 }
 
 function readRay() {
-  const f = outF32(RAY_F32);
-  return { origin: [f[0], f[1], f[2]], dir: [f[3], f[4], f[5]], tMin: f[6], tMax: f[7] };
+  heap();
+  const f = heapF32;
+  const a = outF();
+  return { origin: [f[a], f[a + 1], f[a + 2]], dir: [f[a + 3], f[a + 4], f[a + 5]], tMin: f[a + 6], tMax: f[a + 7] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,8 +407,14 @@ class Handle {
  */
 export class SceneBuilder {
   #h;
-  constructor() {
-    this.#h = new Handle(made(api().rp_builder_new()), 'rp_builder_free', 'builder');
+  /**
+   * `quality` chooses the BVH build: 'fast', 'balanced' or 'high' (the engine's presets
+   * BuildConfig::FAST, BALANCED, HIGH_QUALITY). Every quality gives the same answers; a better
+   * tree takes longer to build and casts faster.
+   */
+  constructor({ quality = DEFAULT_QUALITY } = {}) {
+    const q = choice(quality, 'quality', QUALITY);
+    this.#h = new Handle(made(api().rp_builder_new(q)), 'rp_builder_free', 'builder');
   }
 
   /**
@@ -447,12 +508,20 @@ export class Scene {
     return take(kinds.u8, made(wasm.rp_scene_to_bytes(this.#h.handle)));
   }
 
-  #ray(name, origin, dir, options) {
-    const [ox, oy, oz] = vec3(origin, 'origin');
-    const [dx, dy, dz] = vec3(dir, 'dir');
-    const q = queryArgs(options);
-    return withBuffers([[kinds.u32, rangesArg(options?.ranges)]], (hr) =>
-      check(wasm[name](this.#h.handle, ox, oy, oz, dx, dy, dz, ...q, hr)));
+  /** Calls single-ray query `f` (an export) with the ray and the options; its i32 answer. */
+  #ray(f, origin, dir, options) {
+    vec3Into(origin, 'origin', 0);
+    vec3Into(dir, 'dir', 3);
+    const h = this.#h.handle;
+    const R = RAY;
+    if (options == null) return check(f(h, R[0], R[1], R[2], R[3], R[4], R[5], 0, Infinity, NONE, 0, 0));
+    const tNear = +(options.tNear ?? 0);
+    const tFar = +(options.tFar ?? Infinity);
+    const mask = options.mask === undefined ? NONE : u32Arg(options.mask, 'mask');
+    const cull = options.cull === undefined ? 0 : choice(options.cull, 'cull', CULL);
+    if (options.ranges == null) return check(f(h, R[0], R[1], R[2], R[3], R[4], R[5], tNear, tFar, mask, cull, 0));
+    return withBuffers([[kinds.u32, rangesArg(options.ranges)]], (hr) =>
+      check(f(h, R[0], R[1], R[2], R[3], R[4], R[5], tNear, tFar, mask, cull, hr)));
   }
 
   /**
@@ -460,12 +529,14 @@ export class Scene {
    * instancePath}` (t in units of `dir`; closed edges: a ray through an edge hits).
    */
   intersect(origin, dir, options) {
-    return this.#ray('rp_scene_intersect', origin, dir, options) ? readHits(1)[0] : null;
+    if (!this.#ray(wasm.rp_scene_intersect, origin, dir, options)) return null;
+    heap();
+    return readHit(0);
   }
 
   /** Whether anything is hit along the ray (a shadow ray: set tFar). */
   occluded(origin, dir, options) {
-    return this.#ray('rp_scene_occluded', origin, dir, options) === 1;
+    return this.#ray(wasm.rp_scene_occluded, origin, dir, options) === 1;
   }
 
   /**
@@ -475,14 +546,14 @@ export class Scene {
    * point, as three.js's raycaster does (one closest-hit walk per hit).
    */
   intersectAll(origin, dir, options) {
-    const edges = choice(options?.edges ?? 'half-open', 'edges', EDGES);
-    const name = edges === 0 ? 'rp_scene_intersect_all' : 'rp_scene_intersect_all_closed';
-    return readHits(this.#ray(name, origin, dir, options));
+    const edges = options?.edges === undefined ? 0 : choice(options.edges, 'edges', EDGES);
+    const f = edges === 0 ? wasm.rp_scene_intersect_all : wasm.rp_scene_intersect_all_closed;
+    return readHits(this.#ray(f, origin, dir, options));
   }
 
   /** The number of hits `intersectAll` would give (odd from inside a closed mesh). */
   countHits(origin, dir, options) {
-    return this.#ray('rp_scene_count', origin, dir, options);
+    return this.#ray(wasm.rp_scene_count, origin, dir, options);
   }
 
   /**
@@ -514,6 +585,38 @@ export class Scene {
         wasm.rp_f32_free(of);
         wasm.rp_u32_free(ou);
       }
+    });
+  }
+
+  /**
+   * Every hit of every ray of a batch (`rays`: ox, oy, oz, dx, dy, dz per ray), as
+   * `intersectAll` gives them one ray at a time (options `edges` too), in columns: ray i's hits
+   * are `offsets[i]` to `offsets[i + 1]` (exclusive), sorted by t, in `{t, u, v: Float32Array,
+   * geom, prim, instance: Int32Array (-1 when none)}`; `offsets` is a Uint32Array of n + 1,
+   * `hits` the total.
+   */
+  intersectAllRays(rays, options) {
+    const r = floats(rays, 'rays', 6);
+    const n = r.length / 6;
+    const q = queryArgs(options);
+    const edges = options?.edges === undefined ? 0 : choice(options.edges, 'edges', EDGES);
+    return withBuffers([[kinds.f32, r], [kinds.u32, rangesArg(options?.ranges)]], (hr, hg) => {
+      const m = check(wasm.rp_scene_intersect_all_rays(this.#h.handle, hr, ...q, hg, edges));
+      heap();
+      const u = outU();
+      const f = outF();
+      const ids = new Int32Array(heapU32.slice(u + n + 1, u + n + 1 + 3 * m).buffer);
+      const values = heapF32.slice(f, f + 3 * m);
+      return {
+        offsets: heapU32.slice(u, u + n + 1),
+        t: values.subarray(0, m),
+        u: values.subarray(m, 2 * m),
+        v: values.subarray(2 * m, 3 * m),
+        geom: ids.subarray(0, m),
+        prim: ids.subarray(m, 2 * m),
+        instance: ids.subarray(2 * m, 3 * m),
+        hits: m,
+      };
     });
   }
 

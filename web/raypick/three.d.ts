@@ -1,12 +1,19 @@
 // Types of raypick's three.js adapter (three.js), in three-mesh-bvh's shape.
 
 import type { BufferGeometry, Intersection, Material, Object3D, Raycaster } from 'three';
-import type { Scene } from './index.js';
+import type { BuildQuality, Scene } from './index.js';
+
+/** Options of `computeBoundsTree`; three-mesh-bvh's own (`strategy`, `maxLeafTris`, …) are
+ * accepted and ignored. */
+export interface BoundsTreeOptions {
+  /** The BVH build: SceneBuilder's `quality` (its default when absent). */
+  quality?: BuildQuality;
+  [threeMeshBvhOption: string]: unknown;
+}
 
 /** A geometry's triangles in a raypick Scene (primitive i is triangle i, three's faceIndex). */
 export class MeshBoundsTree {
-  /** `options` are accepted for three-mesh-bvh compatibility; none applies. */
-  constructor(geometry: BufferGeometry, options?: object);
+  constructor(geometry: BufferGeometry, options?: BoundsTreeOptions);
   readonly geometry: BufferGeometry;
   /** The raypick Scene (geometry id 0, in the geometry's own space). */
   readonly scene: Scene;
@@ -18,7 +25,7 @@ export class MeshBoundsTree {
 }
 
 /** For `THREE.BufferGeometry.prototype.computeBoundsTree`. `init()` must have completed. */
-export function computeBoundsTree(this: BufferGeometry, options?: object): MeshBoundsTree;
+export function computeBoundsTree(this: BufferGeometry, options?: BoundsTreeOptions): MeshBoundsTree;
 /** For `THREE.BufferGeometry.prototype.disposeBoundsTree`. */
 export function disposeBoundsTree(this: BufferGeometry): void;
 /** For `THREE.Mesh.prototype.raycast`: the bounds tree when there is one, else three.js's raycast. */
@@ -27,7 +34,7 @@ export function acceleratedRaycast(this: Object3D, raycaster: Raycaster, interse
 declare module 'three' {
   interface BufferGeometry {
     boundsTree?: MeshBoundsTree | null;
-    computeBoundsTree(options?: object): MeshBoundsTree;
+    computeBoundsTree(options?: BoundsTreeOptions): MeshBoundsTree;
     disposeBoundsTree(): void;
   }
   interface Raycaster {

@@ -72,13 +72,14 @@ function entryCount(geometry) {
 export class MeshBoundsTree {
   /**
    * @param {import('three').BufferGeometry} geometry
-   * @param {object} [options] accepted for three-mesh-bvh compatibility; no option applies.
+   * @param {object} [options] `quality`: the build quality, 'fast', 'balanced' or 'high'
+   * (SceneBuilder's; its default when absent). three-mesh-bvh's options (`strategy`,
+   * `maxLeafTris`, …) are accepted and ignored.
    */
   constructor(geometry, options = {}) {
-    void options;
     this.geometry = geometry;
     const positions = positionsOf(geometry);
-    const b = new SceneBuilder();
+    const b = new SceneBuilder(options.quality === undefined ? {} : { quality: options.quality });
     try {
       if (geometry.index !== null) {
         const index = geometry.index;

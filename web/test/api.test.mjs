@@ -170,6 +170,23 @@ test('hits: t, barycentrics, normal, culling, masks, ranges, all hits and counts
       assert.equal(bits(c.t[i]), bits(s ? s.t : Infinity));
     }
   }
+  // The all-hits batch answers as intersectAll ray by ray, with options and both edge rules.
+  for (const o of [{}, { cull: 'back' }, { cull: 'front' }, r, { mask: 1, edges: 'closed' }, { tFar: 7 }]) {
+    const a = scene.intersectAllRays(rays, o);
+    assert.equal(a.offsets.length, 4);
+    assert.equal(a.offsets[3], a.hits);
+    for (let i = 0; i < 3; i++) {
+      const s = scene.intersectAll(rays.subarray(6 * i, 6 * i + 3), rays.subarray(6 * i + 3, 6 * i + 6), o);
+      assert.equal(a.offsets[i + 1] - a.offsets[i], s.length, `${JSON.stringify(o)} ray ${i}`);
+      s.forEach((h, k) => {
+        const j = a.offsets[i] + k;
+        assert.deepEqual([a.prim[j], a.geom[j], a.instance[j]], [h.prim, h.geom, h.instance ?? -1]);
+        assert.deepEqual([bits(a.t[j]), bits(a.u[j]), bits(a.v[j])], [bits(h.t), bits(h.u), bits(h.v)]);
+      });
+    }
+  }
+  assert.equal(scene.intersectAllRays(new Float32Array(0)).offsets.length, 1);
+  throwsRaypick(() => scene.intersectAllRays(rays, { edges: 'open' }), 'argument', 'edges', /"open"/);
   scene.dispose();
 });
 

@@ -136,6 +136,15 @@ for (const [name, model, n] of [['bunny', BUNNY, 6000], ['sponza', SPONZA, 6000]
       }
     }
     assert.equal(row, theirs.t.length, 'the CLI found hits the wasm did not');
+    const batch = scene.intersectAllRays(rays);
+    assert.equal(batch.hits, row, 'intersectAllRays: hit count');
+    for (let k = 0; k < row; k++) {
+      assert.equal(batch.prim[k], Number(theirs.prim[k]), `intersectAllRays: prim of hit ${k}`);
+      assert.equal(bits(batch.t[k]), bits(theirs.t[k]), `intersectAllRays: t of hit ${k}`);
+    }
+    for (let i = 0; i < nr; i++) {
+      for (let k = batch.offsets[i]; k < batch.offsets[i + 1]; k++) assert.equal(Number(theirs.ray[k]), i);
+    }
     assert.ok(row > nr, `only ${row} hits for ${nr} rays`);
     scene.dispose();
   });

@@ -12,7 +12,7 @@ use crate::{buffers, builder, camera, error, out, point, query, registry, summar
 
 /// The ABI's version: `web/raypick/index.js` refuses a module with another one. Bumped whenever
 /// an export's signature or meaning, or a record layout, changes.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// Declares exported shims: `fn name(args) -> ret => body;`, documented.
 macro_rules! exports {
@@ -75,8 +75,9 @@ exports! {
     /// Frees byte buffer `h`.
     fn rp_u8_free(h: u32) -> i32 => buffers::free::<u8>(h);
 
-    /// A new scene builder.
-    fn rp_builder_new() -> u32 => builder::builder_new();
+    /// A new scene builder whose BVHs are built with `quality` (0 fast, 1 balanced, 2 high;
+    /// [`builder::quality_config`]).
+    fn rp_builder_new(quality: u32) -> u32 => builder::builder_new(quality);
     /// Frees a builder that will not be built.
     fn rp_builder_free(b: u32) -> i32 => builder::builder_free(b);
     /// Adds a mesh: f32 `positions` (x, y, z per vertex), u32 `indices` (three per triangle; 0:
@@ -154,6 +155,13 @@ exports! {
         scene: u32, rays: u32, t_min: f32, t_max: f32, mask: u32, cull: u32, ranges: u32,
         out_f32: u32, out_u32: u32,
     ) -> i32 => query::cast(scene, rays, (t_min, t_max, mask, cull, ranges), out_f32, out_u32);
+    /// Every hit of every ray (f32 `rays`, six per ray; `edges` 0 half-open, 1 closed) into the
+    /// out area as columns: u32 `offsets` (n + 1), `geom`, `prim`, `instance`; f32 `t`, `u`,
+    /// `v`. The number of hits ([`query::intersect_all_rays`]).
+    fn rp_scene_intersect_all_rays(
+        scene: u32, rays: u32, t_min: f32, t_max: f32, mask: u32, cull: u32, ranges: u32,
+        edges: u32,
+    ) -> i32 => query::intersect_all_rays(scene, rays, (t_min, t_max, mask, cull, ranges), edges);
     /// Any hit of every ray into byte buffer `out` (1 or 0 each). The number occluded.
     fn rp_scene_occluded_rays(
         scene: u32, rays: u32, t_min: f32, t_max: f32, mask: u32, cull: u32, ranges: u32,

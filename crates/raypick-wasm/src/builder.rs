@@ -5,15 +5,33 @@
 use std::sync::Arc;
 
 use glam::{Affine3A, Vec3};
+use raypick::bvh::BuildConfig;
 use raypick::{Scene, SceneBuilder, Spheres, TriMesh};
 
 use crate::buffers::{keep, read_mat4, read_name, read_points};
 use crate::error::{count, handle, status, AbiError};
 use crate::registry::{with_state, State};
 
-/// `rp_builder_new`.
-pub fn builder_new() -> u32 {
-    handle(|| with_state(|s| s.builders.insert(SceneBuilder::new())))
+/// The BVH settings of build quality `quality`: 0 [`BuildConfig::FAST`], 1
+/// [`BuildConfig::BALANCED`] (the engine's default), 2 [`BuildConfig::HIGH_QUALITY`].
+pub fn quality_config(quality: u32) -> Result<BuildConfig, AbiError> {
+    match quality {
+        0 => Ok(BuildConfig::FAST),
+        1 => Ok(BuildConfig::BALANCED),
+        2 => Ok(BuildConfig::HIGH_QUALITY),
+        q => Err(AbiError::argument(
+            "quality",
+            format!("{q} is not 0 (fast), 1 (balanced) or 2 (high)"),
+        )),
+    }
+}
+
+/// `rp_builder_new`: a builder whose BVHs are built with quality `quality` ([`quality_config`]).
+pub fn builder_new(quality: u32) -> u32 {
+    handle(|| {
+        let config = quality_config(quality)?;
+        with_state(|s| s.builders.insert(SceneBuilder::with_config(config)))
+    })
 }
 
 /// `rp_builder_free`.

@@ -50,6 +50,11 @@ pub fn push_f32(values: &[f32]) {
     OUT.with(|o| o.borrow_mut().f.extend_from_slice(values));
 }
 
+/// Appends u32 values.
+pub fn push_u32(values: &[u32]) {
+    OUT.with(|o| o.borrow_mut().u.extend_from_slice(values));
+}
+
 fn push_ids(prim: u32, geom: u32, instance: Option<u32>, path: &InstancePath) {
     let mut ids = [0u32; HIT_U32];
     ids[0] = prim;

@@ -458,6 +458,83 @@ pub fn occluded_rays(scene: u32, rays: u32, opts: (f32, f32, u32, u32, u32), out
     })
 }
 
+/// Every hit of every ray of a chunk, appended to `hits` in ray order; `ends[k]` gets the end of
+/// ray `k`'s hits in `hits`.
+fn all_chunk(
+    scene: &Scene,
+    rays: &[Ray],
+    o: &Opts,
+    closed: bool,
+    hits: &mut Vec<Hit>,
+    ends: &mut Vec<usize>,
+) {
+    for r in rays {
+        if closed {
+            hits.extend(all_closed(scene, r, o));
+        } else {
+            hits.extend(o.with_query(r.dir, |q| scene.intersect_all_with(r, q)));
+        }
+        ends.push(hits.len());
+    }
+}
+
+/// `rp_scene_intersect_all_rays`: every hit of every ray of `rays` (f32, six per ray), sorted by
+/// `t` ray by ray, as `rp_scene_intersect_all` (`edges` 0) or `rp_scene_intersect_all_closed`
+/// (`edges` 1) gives them one ray at a time, into the out area as columns: u32 `offsets` (n + 1:
+/// ray `i`'s hits are `offsets[i]..offsets[i + 1]`), then `geom`, `prim`, `instance`
+/// ([`out::NONE`] for none), m each; f32 `t`, `u`, `v`, m each. Answers the number of hits m.
+pub fn intersect_all_rays(
+    scene: u32,
+    rays: u32,
+    opts: (f32, f32, u32, u32, u32),
+    edges: u32,
+) -> i32 {
+    status(|| {
+        with_state(|s| {
+            let (t_min, t_max, mask, cull, ranges) = opts;
+            let o = Opts::read(s, t_min, t_max, mask, cull, ranges)?;
+            let closed = match edges {
+                0 => false,
+                1 => true,
+                e => {
+                    return Err(AbiError::argument(
+                        "edges",
+                        format!("{e} is not 0 (half-open) or 1 (closed)"),
+                    ))
+                }
+            };
+            let scene = s.scenes.get(scene, "scene")?;
+            let data = s.f32.get(rays, "rays")?;
+            let n = num_rays(data)?;
+            let mut hits = Vec::new();
+            let mut ends = Vec::with_capacity(n);
+            for first in (0..n).step_by(CHUNK) {
+                let m = CHUNK.min(n - first);
+                let chunk = rays_of(data, first, m, &o);
+                all_chunk(scene, &chunk, &o, closed, &mut hits, &mut ends);
+            }
+            let total = count(hits.len(), "hits")?;
+            u32::try_from(hits.len())
+                .map_err(|_| AbiError::argument("hits", "more than 2^32 hits"))?;
+            out::clear();
+            let mut ids = Vec::with_capacity(n + 1 + 3 * hits.len());
+            ids.push(0);
+            ids.extend(ends.iter().map(|&e| e as u32));
+            ids.extend(hits.iter().map(|h| h.geom));
+            ids.extend(hits.iter().map(|h| h.prim));
+            ids.extend(hits.iter().map(|h| h.instance.unwrap_or(out::NONE)));
+            out::push_u32(&ids);
+            drop(ids);
+            let mut values = Vec::with_capacity(3 * hits.len());
+            values.extend(hits.iter().map(|h| h.t));
+            values.extend(hits.iter().map(|h| h.u));
+            values.extend(hits.iter().map(|h| h.v));
+            out::push_f32(&values);
+            Ok(total)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,6 +665,32 @@ mod tests {
                 let single = o.with_query(r.dir, |q| scene.intersect_with(r, q));
                 assert_eq!(*h, single);
             }
+        }
+    }
+
+    #[test]
+    fn all_hit_batches_equal_single_rays() {
+        let scene = two_quads();
+        let rays: Vec<Ray> = (0..40)
+            .map(|i| {
+                let x = -1.5 + 0.075 * i as f32;
+                Ray::new(Vec3::new(x, 0.0, 2.0), Vec3::new(0.05, 0.0, -1.0))
+            })
+            .collect();
+        for closed in [false, true] {
+            let (mut hits, mut ends) = (Vec::new(), Vec::new());
+            all_chunk(&scene, &rays, &Opts::all(), closed, &mut hits, &mut ends);
+            let mut start = 0;
+            for (r, &end) in rays.iter().zip(&ends) {
+                let single = if closed {
+                    all_closed(&scene, r, &Opts::all())
+                } else {
+                    scene.intersect_all(r)
+                };
+                assert_eq!(hits[start..end], single[..]);
+                start = end;
+            }
+            assert!(hits.len() > rays.len(), "most rays cross both quads");
         }
     }
 }
