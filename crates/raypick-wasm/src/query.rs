@@ -470,7 +470,8 @@ fn all_chunk(
 ) {
     for r in rays {
         if closed {
-            hits.extend(all_closed(scene, r, o));
+            // The batch's records carry the top instance only, not the path.
+            hits.extend(all_closed(scene, r, o).into_iter().map(|(h, _)| h));
         } else {
             hits.extend(o.with_query(r.dir, |q| scene.intersect_all_with(r, q)));
         }
@@ -682,8 +683,11 @@ mod tests {
             all_chunk(&scene, &rays, &Opts::all(), closed, &mut hits, &mut ends);
             let mut start = 0;
             for (r, &end) in rays.iter().zip(&ends) {
-                let single = if closed {
+                let single: Vec<Hit> = if closed {
                     all_closed(&scene, r, &Opts::all())
+                        .into_iter()
+                        .map(|(h, _)| h)
+                        .collect()
                 } else {
                     scene.intersect_all(r)
                 };
