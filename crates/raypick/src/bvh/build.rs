@@ -17,6 +17,7 @@
 use glam::{Vec3, Vec3A};
 
 use super::{Bvh, Node, MAX_DEPTH};
+use crate::simd::bins3;
 use crate::Aabb;
 
 /// From this depth on (root = 1) nodes are split at the object median of their longest centroid axis:
@@ -35,7 +36,7 @@ pub const MEDIAN_DEPTH: usize = MAX_DEPTH - 32;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BuildConfig {
     /// Bins per axis for the SAH (Wald 2007 finds 16–32 enough for near-sweep quality). More bins
-    /// find better planes and cost build time linearly. At least 2.
+    /// find better planes and cost build time linearly. Clamped to `2..=`[`MAX_BINS`].
     pub bins: usize,
     /// Largest leaf: nodes with more primitives are always split. Smaller leaves mean fewer primitive
     /// tests per leaf and more nodes (memory, box tests). At least 1.
@@ -152,9 +153,65 @@ enum Split {
     Median { axis: usize },
 }
 
-struct Builder<'a> {
-    boxes: &'a [Aabb],
-    centroids: &'a [Vec3],
+/// Most bins per axis: [`BuildConfig::bins`] is clamped to `2..=MAX_BINS`, so the bins of a node
+/// live on the stack (at most 3 × 64 boxes and counts, about 7 KiB, only while a split is chosen).
+pub const MAX_BINS: usize = 64;
+
+/// A primitive during the build: its box, centroid and id side by side in 48 bytes, moved
+/// together when a node is partitioned, so every pass over a node reads one contiguous run of
+/// memory instead of gathering boxes and centroids through ids (Wald 2007's "primitive
+/// references", as Embree's `PrimRef`).
+#[derive(Clone, Copy, Debug)]
+struct Ref {
+    min: Vec3A,
+    max: Vec3A,
+    centroid: Vec3,
+    id: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Ref>() == 48);
+
+impl Ref {
+    #[inline]
+    fn bin_box(&self) -> BinBox {
+        BinBox {
+            min: self.min,
+            max: self.max,
+        }
+    }
+}
+
+/// A node's box and the box of its primitives' centroids, in the lanes of [`BinBox`].
+#[derive(Clone, Copy)]
+struct NodeBounds {
+    bounds: BinBox,
+    centroids: BinBox,
+}
+
+impl NodeBounds {
+    const EMPTY: Self = Self {
+        bounds: BinBox::EMPTY,
+        centroids: BinBox::EMPTY,
+    };
+
+    #[inline]
+    fn add(&mut self, r: &Ref) {
+        self.bounds = self.bounds.union(r.bin_box());
+        let c = Vec3A::from(r.centroid);
+        self.centroids = BinBox {
+            min: self.centroids.min.min(c),
+            max: self.centroids.max.max(c),
+        };
+    }
+
+    fn of(refs: &[Ref]) -> Self {
+        let mut b = Self::EMPTY;
+        refs.iter().for_each(|r| b.add(r));
+        b
+    }
+}
+
+struct Builder {
     config: BuildConfig,
 }
 
@@ -190,23 +247,31 @@ impl Bvh {
             "Bvh::build: at most u32::MAX primitives"
         );
         let config = BuildConfig {
-            bins: config.bins.max(2),
+            bins: config.bins.clamp(2, MAX_BINS),
             max_leaf_size: config.max_leaf_size.max(1),
             block_size: config.block_size.max(1),
             ..config
         };
-        let mut prim_ids: Vec<u32> = (0..boxes.len() as u32).collect();
+        let mut refs: Vec<Ref> = boxes
+            .iter()
+            .zip(centroids)
+            .enumerate()
+            .map(|(id, (b, &centroid))| Ref {
+                min: b.min.into(),
+                max: b.max.into(),
+                centroid,
+                id: id as u32,
+            })
+            .collect();
         let mut nodes = Vec::new();
-        if !boxes.is_empty() {
-            nodes.reserve(2 * boxes.len());
-            let builder = Builder {
-                boxes,
-                centroids,
-                config,
-            };
-            builder.build_node(&mut prim_ids, 0, 1, &mut nodes);
+        if !refs.is_empty() {
+            nodes.reserve(2 * refs.len());
+            let root = NodeBounds::of(&refs);
+            Builder { config }.build_node(&mut refs, root, 0, 1, &mut nodes);
         }
         nodes.shrink_to_fit();
+        let prim_ids = refs.iter().map(|r| r.id).collect();
+        drop(refs);
         let mut bvh = Bvh { nodes, prim_ids };
         super::reinsert::optimize(
             &mut bvh,
@@ -217,17 +282,30 @@ impl Bvh {
     }
 }
 
-impl Builder<'_> {
-    /// Builds the subtree over `ids` (which start at position `first` of the permutation) at `depth`,
-    /// appending its nodes to `out` depth-first. Interior nodes' child indices are relative to the
-    /// start of `out`.
-    fn build_node(&self, ids: &mut [u32], first: u32, depth: usize, out: &mut Vec<Node>) {
-        let (bounds, cbounds) = self.node_bounds(ids);
-        let n = ids.len();
-        let split = if n <= 1 {
+impl Builder {
+    /// Builds the subtree over `refs` (which start at position `first` of the permutation, and
+    /// whose box and centroid box are `nb`) at `depth`, appending its nodes to `out` depth-first.
+    /// Interior nodes' child indices are relative to the start of `out`.
+    fn build_node(
+        &self,
+        refs: &mut [Ref],
+        nb: NodeBounds,
+        first: u32,
+        depth: usize,
+        out: &mut Vec<Node>,
+    ) {
+        let bounds = Aabb::from(nb.bounds);
+        let cbounds = Aabb::from(nb.centroids);
+        let n = refs.len();
+        // A split costs at least `traversal_cost` (the SAH's second term is not negative), so a
+        // node small enough to be a leaf whose leaf cost is no more than that is a leaf whatever
+        // its planes: no binning needed.
+        let leaf_anyway = n <= self.config.max_leaf_size
+            && self.config.intersection_cost * self.blocks(n) <= self.config.traversal_cost;
+        let split = if n <= 1 || leaf_anyway {
             None
         } else {
-            self.choose_split(ids, &bounds, &cbounds, depth)
+            self.choose_split(refs, &bounds, &cbounds, depth)
         };
         let leaf_cost = self.config.intersection_cost * self.blocks(n);
         let split = match split {
@@ -241,8 +319,8 @@ impl Builder<'_> {
             out.push(Node::leaf(bounds, first, n as u32));
             return;
         };
-        let left_len = self.partition(ids, &cbounds, split);
-        let (left, right) = ids.split_at_mut(left_len);
+        let (left_len, lb, rb) = self.partition(refs, &cbounds, split);
+        let (left, right) = refs.split_at_mut(left_len);
         let me = out.len();
         out.push(Node::interior(bounds, 0));
         let right_first = first + left_len as u32;
@@ -250,8 +328,8 @@ impl Builder<'_> {
         if n >= self.config.parallel_threshold {
             let (mut lnodes, mut rnodes) = (Vec::new(), Vec::new());
             rayon::join(
-                || self.build_node(left, first, depth + 1, &mut lnodes),
-                || self.build_node(right, right_first, depth + 1, &mut rnodes),
+                || self.build_node(left, lb, first, depth + 1, &mut lnodes),
+                || self.build_node(right, rb, right_first, depth + 1, &mut rnodes),
             );
             let base = out.len() as u32;
             append_shifted(out, &lnodes, base);
@@ -260,24 +338,14 @@ impl Builder<'_> {
             append_shifted(out, &rnodes, base);
             return;
         }
-        self.build_node(left, first, depth + 1, out);
+        self.build_node(left, lb, first, depth + 1, out);
         out[me].index = out.len() as u32;
-        self.build_node(right, right_first, depth + 1, out);
-    }
-
-    fn node_bounds(&self, ids: &[u32]) -> (Aabb, Aabb) {
-        let mut bounds = Aabb::EMPTY;
-        let mut cbounds = Aabb::EMPTY;
-        for &id in ids {
-            bounds = bounds.union(self.boxes[id as usize]);
-            cbounds = cbounds.grow(self.centroids[id as usize]);
-        }
-        (bounds, cbounds)
+        self.build_node(right, rb, right_first, depth + 1, out);
     }
 
     fn choose_split(
         &self,
-        ids: &[u32],
+        refs: &[Ref],
         bounds: &Aabb,
         cbounds: &Aabb,
         depth: usize,
@@ -286,10 +354,10 @@ impl Builder<'_> {
         if depth >= MEDIAN_DEPTH {
             return Some(Split::Median { axis });
         }
-        let best = if ids.len() <= self.config.sweep_threshold {
-            self.sweep_split(ids, bounds)
+        let best = if refs.len() <= self.config.sweep_threshold {
+            self.sweep_split(refs, bounds)
         } else {
-            self.binned_split(ids, bounds, cbounds)
+            self.binned_split(refs, bounds, cbounds)
         };
         // No plane separates the centroids (all equal, or non-finite): fall back to the median,
         // which the caller uses only when the node is too big for a leaf.
@@ -316,6 +384,9 @@ impl Builder<'_> {
                 * inv
     }
 
+    /// The bin of coordinate `c` given the node's smallest centroid coordinate and bins per unit
+    /// length on that axis.
+    #[inline]
     fn bin_of(&self, c: f32, cmin: f32, scale: f32) -> usize {
         // `as usize` saturates (NaN gives 0), and the clamp keeps the rightmost centroid in the last
         // bin.
@@ -327,38 +398,59 @@ impl Builder<'_> {
         (extent > 0.0 && extent.is_finite()).then(|| self.config.bins as f32 / extent)
     }
 
-    /// The cheapest binned plane over the three axes. One pass over the primitives bins each
-    /// into its bin of every axis (one load of its box and centroid instead of three), the bin
-    /// boxes grown four lanes at a time ([`BinBox`]); the costs are then those of the plain
-    /// per-axis loop, so the plane chosen is the same.
-    fn binned_split(&self, ids: &[u32], bounds: &Aabb, cbounds: &Aabb) -> Option<Split> {
+    /// The cheapest binned plane over the three axes, with bin arrays sized for the configured
+    /// bins (so a small node does not clear 64 bins it never uses).
+    fn binned_split(&self, refs: &[Ref], bounds: &Aabb, cbounds: &Aabb) -> Option<Split> {
+        match self.config.bins {
+            0..=8 => self.binned_split_in::<8>(refs, bounds, cbounds),
+            9..=16 => self.binned_split_in::<16>(refs, bounds, cbounds),
+            17..=32 => self.binned_split_in::<32>(refs, bounds, cbounds),
+            _ => self.binned_split_in::<MAX_BINS>(refs, bounds, cbounds),
+        }
+    }
+
+    /// [`Self::binned_split`] with room for `B >= bins` bins per axis. One pass over the node's
+    /// references bins each into its bin of every axis (the three offsets `(c - cmin) · scale`
+    /// in one vector operation, each the same `f32` operations as [`Self::bin_of`], and the bins
+    /// of all three in one clamp and conversion, [`bins3`]), the bin boxes grown four lanes at a
+    /// time ([`BinBox`]); the costs are those of the plain per-axis loop. Not inlined: the bins
+    /// stay on the stack only while a split is chosen, not in every frame of the recursion.
+    #[inline(never)]
+    fn binned_split_in<const B: usize>(
+        &self,
+        refs: &[Ref],
+        bounds: &Aabb,
+        cbounds: &Aabb,
+    ) -> Option<Split> {
         let bins = self.config.bins;
+        debug_assert!(bins <= B);
         let area = bounds.surface_area();
         // An axis without a scale (no extent) is binned with scale 0 (everything in its bin 0)
         // and skipped below.
         let scales: [Option<f32>; 3] = std::array::from_fn(|a| self.bin_scale(cbounds, a));
-        let scale = Vec3::from_array(scales.map(|s| s.unwrap_or(0.0)));
-        let cmin = cbounds.min;
-        let mut bin_boxes = vec![BinBox::EMPTY; 3 * bins];
-        let mut bin_counts = vec![0usize; 3 * bins];
-        for &id in ids {
-            let c = self.centroids[id as usize];
-            let b = BinBox::from(self.boxes[id as usize]);
+        let scale = Vec3A::from_array(scales.map(|s| s.unwrap_or(0.0)));
+        let cmin = Vec3A::from(cbounds.min);
+        let mut bin_boxes = [[BinBox::EMPTY; B]; 3];
+        let mut bin_counts = [[0u32; B]; 3];
+        let last = (bins - 1) as u32;
+        for r in refs {
+            let k = bins3((Vec3A::from(r.centroid) - cmin) * scale, last);
+            let b = r.bin_box();
             for axis in 0..3 {
-                let k = axis * bins + self.bin_of(c[axis], cmin[axis], scale[axis]);
-                bin_boxes[k] = bin_boxes[k].union(b);
-                bin_counts[k] += 1;
+                let k = k[axis] as usize;
+                bin_boxes[axis][k] = bin_boxes[axis][k].union(b);
+                bin_counts[axis][k] += 1;
             }
         }
         let mut best: Option<Split> = None;
         let mut best_cost = f32::INFINITY;
-        let mut right_area = vec![0.0f32; bins];
+        let mut right_area = [0.0f32; B];
         for axis in 0..3 {
             if scales[axis].is_none() {
                 continue;
             }
-            let boxes = &bin_boxes[axis * bins..(axis + 1) * bins];
-            let counts = &bin_counts[axis * bins..(axis + 1) * bins];
+            let boxes = &bin_boxes[axis][..bins];
+            let counts = &bin_counts[axis][..bins];
             // right_area[i]: area of bins i+1.. (the right side of the plane after bin i).
             let mut acc = BinBox::EMPTY;
             for i in (1..bins).rev() {
@@ -368,10 +460,15 @@ impl Builder<'_> {
             let mut left = BinBox::EMPTY;
             let mut left_n = 0;
             for i in 0..bins - 1 {
+                // An empty bin's plane costs what the plane before it costs (same sides), which
+                // cannot be strictly cheaper.
+                if counts[i] == 0 {
+                    continue;
+                }
                 left = left.union(boxes[i]);
-                left_n += counts[i];
-                let right_n = ids.len() - left_n;
-                if left_n == 0 || right_n == 0 {
+                left_n += counts[i] as usize;
+                let right_n = refs.len() - left_n;
+                if right_n == 0 {
                     continue;
                 }
                 let cost = self.sah(
@@ -388,23 +485,26 @@ impl Builder<'_> {
         best
     }
 
-    fn sweep_split(&self, ids: &[u32], bounds: &Aabb) -> Option<Split> {
-        let n = ids.len();
+    fn sweep_split(&self, refs: &[Ref], bounds: &Aabb) -> Option<Split> {
+        let n = refs.len();
         let area = bounds.surface_area();
-        let mut sorted = ids.to_vec();
+        let mut sorted: Vec<u32> = (0..n as u32).collect();
         let mut right_area = vec![0.0f32; n];
         let mut best: Option<Split> = None;
         let mut best_cost = f32::INFINITY;
+        let box_at = |k: u32| Aabb::from(refs[k as usize].bin_box());
         for axis in 0..3 {
-            self.sort_on_axis(&mut sorted, axis);
+            sorted.sort_unstable_by(|&a, &b| {
+                order_on_axis(&refs[a as usize], &refs[b as usize], axis)
+            });
             let mut acc = Aabb::EMPTY;
             for i in (1..n).rev() {
-                acc = acc.union(self.boxes[sorted[i] as usize]);
+                acc = acc.union(box_at(sorted[i]));
                 right_area[i] = acc.surface_area();
             }
             let mut left = Aabb::EMPTY;
             for count in 1..n {
-                left = left.union(self.boxes[sorted[count - 1] as usize]);
+                left = left.union(box_at(sorted[count - 1]));
                 let cost = self.sah(
                     area,
                     (left.surface_area(), count),
@@ -419,51 +519,53 @@ impl Builder<'_> {
         best
     }
 
-    /// Sorts by centroid along `axis`, ties by id, so the order (and the tree) is deterministic.
-    fn sort_on_axis(&self, ids: &mut [u32], axis: usize) {
-        ids.sort_unstable_by(|&a, &b| {
-            let (ca, cb) = (
-                self.centroids[a as usize][axis],
-                self.centroids[b as usize][axis],
-            );
-            ca.total_cmp(&cb).then(a.cmp(&b))
-        });
-    }
-
-    /// Reorders `ids` so the left child's primitives come first; returns how many they are (always
-    /// `1..ids.len()`).
-    fn partition(&self, ids: &mut [u32], cbounds: &Aabb, split: Split) -> usize {
-        let n = ids.len();
-        match split {
+    /// Reorders `refs` so the left child's primitives come first; returns how many they are
+    /// (always `1..refs.len()`) and the two children's bounds, gathered in the same pass.
+    fn partition(
+        &self,
+        refs: &mut [Ref],
+        cbounds: &Aabb,
+        split: Split,
+    ) -> (usize, NodeBounds, NodeBounds) {
+        let n = refs.len();
+        let left_len = match split {
             Split::Binned { axis, bin, .. } => {
                 let cmin = cbounds.min[axis];
                 let scale = self.bin_scale(cbounds, axis).unwrap_or(0.0);
+                let (mut lb, mut rb) = (NodeBounds::EMPTY, NodeBounds::EMPTY);
                 let mut left = 0;
                 for i in 0..n {
-                    if self.bin_of(self.centroids[ids[i] as usize][axis], cmin, scale) <= bin {
-                        ids.swap(i, left);
+                    if self.bin_of(refs[i].centroid[axis], cmin, scale) <= bin {
+                        lb.add(&refs[i]);
+                        refs.swap(i, left);
                         left += 1;
+                    } else {
+                        rb.add(&refs[i]);
                     }
                 }
-                left
+                return (left, lb, rb);
             }
             Split::Sweep { axis, count, .. } => {
-                self.sort_on_axis(ids, axis);
+                refs.sort_unstable_by(|a, b| order_on_axis(a, b, axis));
                 count
             }
             Split::Median { axis } => {
                 let mid = n / 2;
-                ids.select_nth_unstable_by(mid, |&a, &b| {
-                    let (ca, cb) = (
-                        self.centroids[a as usize][axis],
-                        self.centroids[b as usize][axis],
-                    );
-                    ca.total_cmp(&cb).then(a.cmp(&b))
-                });
+                refs.select_nth_unstable_by(mid, |a, b| order_on_axis(a, b, axis));
                 mid
             }
-        }
+        };
+        let (l, r) = refs.split_at(left_len);
+        (left_len, NodeBounds::of(l), NodeBounds::of(r))
     }
+}
+
+/// Centroid order along `axis`, ties by id, so the order (and the tree) is deterministic.
+#[inline]
+fn order_on_axis(a: &Ref, b: &Ref, axis: usize) -> std::cmp::Ordering {
+    a.centroid[axis]
+        .total_cmp(&b.centroid[axis])
+        .then(a.id.cmp(&b.id))
 }
 
 /// A bin's box during binning: [`Aabb`] in four-lane vectors, so growing it is one min and one

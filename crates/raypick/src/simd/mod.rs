@@ -19,6 +19,7 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | `bins` | `bins3`: the binned SAH builder's three bin indices of a centroid in one clamp and conversion; twin `bins3_scalar` |
 //! | `cpu` | `Isa`: the instruction sets detected once per process; `dispatch`, the one entry into code compiled for AVX or x86-64-v3; `prefetch` and `prefetch_lines` (cache hints, no twin needed: they change no result) |
 //! | `boxes` | `BoxRay` and the conservative slab test of one ray against the 4 or 8 child boxes of a wide node (Ize, "Robust BVH Ray Traversal", JCGT 2013): `box4`, `box8` (SSE), `box8_avx`; twin `box_scalar` |
 //! | `packet` | [`PacketBoxRay`]: one conservative box test for 8 coherent rays (`packet_box8_on`, twin `packet_box_scalar`), its set-up from eight rays, and the lane folds of the packet walk |
@@ -59,6 +60,7 @@ fn max_ps(a: f32, b: f32) -> f32 {
     }
 }
 
+mod bins;
 mod boxes;
 mod cpu;
 mod packet;
@@ -71,7 +73,7 @@ pub use packet::PacketBoxRay;
 pub use quant::QuantBoxes8;
 
 #[cfg(not(feature = "internals"))]
-pub(crate) use self::{boxes::*, cpu::*, packet::*, quant::*, tri::*};
+pub(crate) use self::{bins::*, boxes::*, cpu::*, packet::*, quant::*, tri::*};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
-pub use self::{boxes::*, cpu::*, packet::*, quant::*, tri::*};
+pub use self::{bins::*, boxes::*, cpu::*, packet::*, quant::*, tri::*};
