@@ -68,7 +68,9 @@ impl Source for Whole<'_> {
 struct Stream<R> {
     inner: BufReader<R>,
     piece: Vec<u8>,
-    /// The buffers of the pieces read ahead, kept from one long array to the next.
+    /// The buffers of the pieces read ahead, kept from one long array to the next (feature
+    /// `parallel`: without it nothing is read ahead).
+    #[cfg(feature = "parallel")]
     ahead: Vec<Vec<u8>>,
     /// The payload's checksum so far, once the header has been read.
     crc: Option<crc32fast::Hasher>,
@@ -692,6 +694,7 @@ fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>,
     let source = Stream {
         inner: BufReader::with_capacity(64 << 10, reader),
         piece: Vec::new(),
+        #[cfg(feature = "parallel")]
         ahead: Vec::new(),
         crc: None,
     };
