@@ -141,8 +141,15 @@ impl Default for BuildConfig {
 /// A split decision: primitives go left when `goes_left` holds for their centroid.
 #[derive(Clone, Copy, Debug)]
 enum Split {
-    /// Binned: bin index `<= bin` on `axis`.
-    Binned { axis: usize, bin: usize, cost: f32 },
+    /// Binned: bin index `<= bin` on `axis`; `left` and `right` are the two sides' boxes (the
+    /// unions of their bins' boxes, so the partition need not gather them).
+    Binned {
+        axis: usize,
+        bin: usize,
+        cost: f32,
+        left: BinBox,
+        right: BinBox,
+    },
     /// Sorted sweep: the first `count` primitives in centroid order along `axis`.
     Sweep {
         axis: usize,
@@ -197,11 +204,7 @@ impl NodeBounds {
     #[inline]
     fn add(&mut self, r: &Ref) {
         self.bounds = self.bounds.union(r.bin_box());
-        let c = Vec3A::from(r.centroid);
-        self.centroids = BinBox {
-            min: self.centroids.min.min(c),
-            max: self.centroids.max.max(c),
-        };
+        self.centroids = self.centroids.grow(r.centroid);
     }
 
     fn of(refs: &[Ref]) -> Self {
@@ -242,8 +245,22 @@ impl Bvh {
             centroids.len(),
             "Bvh::build: one centroid per box"
         );
+        Self::build_by(boxes.len(), |i| (boxes[i], centroids[i]), config)
+    }
+
+    /// [`Bvh::build`] over `n` primitives whose box and centroid `prim(i)` gives, asked once
+    /// each (on all cores with the `parallel` feature): for callers that make boxes on the fly
+    /// (a mesh's triangles), so no box and centroid arrays are kept beside the builder's own.
+    ///
+    /// # Panics
+    /// When `n > u32::MAX` (a caller's bug, not bad data).
+    pub fn build_by(
+        n: usize,
+        prim: impl Fn(usize) -> (Aabb, Vec3) + Sync + Send,
+        config: BuildConfig,
+    ) -> Bvh {
         assert!(
-            u32::try_from(boxes.len()).is_ok(),
+            u32::try_from(n).is_ok(),
             "Bvh::build: at most u32::MAX primitives"
         );
         let config = BuildConfig {
@@ -252,17 +269,22 @@ impl Bvh {
             block_size: config.block_size.max(1),
             ..config
         };
-        let mut refs: Vec<Ref> = boxes
-            .iter()
-            .zip(centroids)
-            .enumerate()
-            .map(|(id, (b, &centroid))| Ref {
+        let make = |id: usize| {
+            let (b, centroid) = prim(id);
+            Ref {
                 min: b.min.into(),
                 max: b.max.into(),
                 centroid,
                 id: id as u32,
-            })
-            .collect();
+            }
+        };
+        #[cfg(feature = "parallel")]
+        let mut refs: Vec<Ref> = {
+            use rayon::prelude::*;
+            (0..n).into_par_iter().map(make).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let mut refs: Vec<Ref> = (0..n).map(make).collect();
         let mut nodes = Vec::new();
         if !refs.is_empty() {
             nodes.reserve(2 * refs.len());
@@ -423,7 +445,7 @@ impl Builder {
         cbounds: &Aabb,
     ) -> Option<Split> {
         let bins = self.config.bins;
-        debug_assert!(bins <= B);
+        debug_assert!(bins <= B && B.is_power_of_two());
         let area = bounds.surface_area();
         // An axis without a scale (no extent) is binned with scale 0 (everything in its bin 0)
         // and skipped below.
@@ -437,7 +459,9 @@ impl Builder {
             let k = bins3((Vec3A::from(r.centroid) - cmin) * scale, last);
             let b = r.bin_box();
             for axis in 0..3 {
-                let k = k[axis] as usize;
+                // `k <= last < B`: the mask changes nothing and spares the bounds checks (B is
+                // a power of two).
+                let k = k[axis] as usize & (B - 1);
                 bin_boxes[axis][k] = bin_boxes[axis][k].union(b);
                 bin_counts[axis][k] += 1;
             }
@@ -445,16 +469,19 @@ impl Builder {
         let mut best: Option<Split> = None;
         let mut best_cost = f32::INFINITY;
         let mut right_area = [0.0f32; B];
+        let mut right_box = [BinBox::EMPTY; B];
         for axis in 0..3 {
             if scales[axis].is_none() {
                 continue;
             }
             let boxes = &bin_boxes[axis][..bins];
             let counts = &bin_counts[axis][..bins];
-            // right_area[i]: area of bins i+1.. (the right side of the plane after bin i).
+            // right_box[i], right_area[i]: box and area of bins i+1.. (the right side of the
+            // plane after bin i).
             let mut acc = BinBox::EMPTY;
             for i in (1..bins).rev() {
                 acc = acc.union(boxes[i]);
+                right_box[i - 1] = acc;
                 right_area[i - 1] = Aabb::from(acc).surface_area();
             }
             let mut left = BinBox::EMPTY;
@@ -478,7 +505,13 @@ impl Builder {
                 );
                 if cost < best_cost {
                     best_cost = cost;
-                    best = Some(Split::Binned { axis, bin: i, cost });
+                    best = Some(Split::Binned {
+                        axis,
+                        bin: i,
+                        cost,
+                        left,
+                        right: right_box[i],
+                    });
                 }
             }
         }
@@ -529,21 +562,41 @@ impl Builder {
     ) -> (usize, NodeBounds, NodeBounds) {
         let n = refs.len();
         let left_len = match split {
-            Split::Binned { axis, bin, .. } => {
+            Split::Binned {
+                axis,
+                bin,
+                left,
+                right,
+                ..
+            } => {
                 let cmin = cbounds.min[axis];
                 let scale = self.bin_scale(cbounds, axis).unwrap_or(0.0);
-                let (mut lb, mut rb) = (NodeBounds::EMPTY, NodeBounds::EMPTY);
-                let mut left = 0;
-                for i in 0..n {
-                    if self.bin_of(refs[i].centroid[axis], cmin, scale) <= bin {
-                        lb.add(&refs[i]);
-                        refs.swap(i, left);
-                        left += 1;
-                    } else {
-                        rb.add(&refs[i]);
+                let goes_left = |r: &Ref| self.bin_of(r.centroid[axis], cmin, scale) <= bin;
+                // Hoare's partition: scans from both ends and swaps only the pairs on the wrong
+                // sides. The children's boxes come from the bins; their centroid boxes are
+                // gathered here.
+                let (mut lc, mut rc) = (BinBox::EMPTY, BinBox::EMPTY);
+                let (mut i, mut j) = (0, n);
+                loop {
+                    while i < j && goes_left(&refs[i]) {
+                        lc = lc.grow(refs[i].centroid);
+                        i += 1;
                     }
+                    while i < j && !goes_left(&refs[j - 1]) {
+                        rc = rc.grow(refs[j - 1].centroid);
+                        j -= 1;
+                    }
+                    if i >= j {
+                        break;
+                    }
+                    refs.swap(i, j - 1);
+                    lc = lc.grow(refs[i].centroid);
+                    rc = rc.grow(refs[j - 1].centroid);
+                    i += 1;
+                    j -= 1;
                 }
-                return (left, lb, rb);
+                let side = |bounds, centroids| NodeBounds { bounds, centroids };
+                return (i, side(left, lc), side(right, rc));
             }
             Split::Sweep { axis, count, .. } => {
                 refs.sort_unstable_by(|a, b| order_on_axis(a, b, axis));
@@ -572,7 +625,7 @@ fn order_on_axis(a: &Ref, b: &Ref, axis: usize) -> std::cmp::Ordering {
 /// max (`Vec3A`: SIMD on x86, aarch64 and wasm32 with simd128). Its corners equal those of the
 /// same boxes joined as [`Aabb`]s (up to the sign of a zero, which no extent or area sees), so
 /// every cost computed from it is the one the [`Aabb`]s give.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct BinBox {
     min: Vec3A,
     max: Vec3A,
@@ -589,6 +642,15 @@ impl BinBox {
         Self {
             min: self.min.min(other.min),
             max: self.max.max(other.max),
+        }
+    }
+
+    #[inline]
+    fn grow(self, p: Vec3) -> Self {
+        let p = Vec3A::from(p);
+        Self {
+            min: self.min.min(p),
+            max: self.max.max(p),
         }
     }
 }

@@ -234,11 +234,22 @@ impl QuantizedBvh {
     /// Builds the binary SAH tree ([`super::Bvh::build`], with `max_leaf_size` capped at 255),
     /// collapses it ([`WideBvh::from_binary`]) and quantizes it.
     pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
+        assert_eq!(boxes.len(), centroids.len(), "one centroid per box");
+        Self::build_by(boxes.len(), |i| (boxes[i], centroids[i]), config)
+    }
+
+    /// [`QuantizedBvh::build`] from each primitive's box and centroid
+    /// ([`super::Bvh::build_by`]).
+    pub fn build_by(
+        n: usize,
+        prim: impl Fn(usize) -> (Aabb, Vec3) + Sync + Send,
+        config: BuildConfig,
+    ) -> Self {
         let config = BuildConfig {
             max_leaf_size: config.max_leaf_size.min(255),
             ..config
         };
-        Self::from_wide(WideBvh::<8>::build(boxes, centroids, config))
+        Self::from_wide(WideBvh::<8>::build_by(n, prim, config))
     }
 
     /// Quantizes `wide` (same topology and permutation).

@@ -7,8 +7,8 @@ use glam::{Affine3A, Vec3};
 use super::MeshBvh;
 use super::MAX_INSTANCE_DEPTH;
 use super::{
-    mesh_local_boxes, pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel,
-    MeshAccel, MeshParts, Scene, Spheres, SpheresAccel, TopItem, TriMesh,
+    pad_box, sphere_boxes, Accel, BuildError, Geometry, Instance, InstanceAccel, MeshAccel,
+    MeshParts, Scene, Spheres, SpheresAccel, TopItem, TriMesh, TriangleList,
 };
 use crate::bvh::{BuildConfig, Bvh};
 use crate::Aabb;
@@ -378,9 +378,15 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
     let meshes: Vec<&TriMesh> = parts.iter().map(|&(_, m, _)| m).collect();
     let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
     let offset = super::frame_origin(&bounds);
-    let (boxes, centroids) = mesh_local_boxes(&meshes, offset);
-    let mut bvh = MeshBvh::build(&boxes, &centroids, config);
-    drop((boxes, centroids));
+    let triangles = TriangleList::new(&meshes);
+    let mut bvh = MeshBvh::build_by(
+        triangles.len(),
+        |i| {
+            let b = triangles.local_box(i, offset);
+            (b, b.center())
+        },
+        config,
+    );
     let ids = bvh.take_prim_ids();
     let mut accel = MeshAccel {
         offset,

@@ -22,11 +22,17 @@ impl MeshBvh {
     /// The value of padding positions (what [`Tri4::ZERO`] holds as ids).
     pub(crate) const PADDING: u32 = WideBvh::<8>::PADDING;
 
-    pub(crate) fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
+    /// The tree over `n` triangles whose box and centroid `prim(i)` gives
+    /// ([`crate::bvh::Bvh::build_by`]).
+    pub(crate) fn build_by(
+        n: usize,
+        prim: impl Fn(usize) -> (Aabb, Vec3) + Sync + Send,
+        config: BuildConfig,
+    ) -> Self {
         if config.compact {
-            Self::Quantized(QuantizedBvh::build(boxes, centroids, config))
+            Self::Quantized(QuantizedBvh::build_by(n, prim, config))
         } else {
-            Self::Wide(WideBvh::build(boxes, centroids, config))
+            Self::Wide(WideBvh::build_by(n, prim, config))
         }
     }
 

@@ -542,9 +542,42 @@ fn local_triangle(mesh: &TriMesh, prim: u32, offset: Vec3) -> [Vec3; 3] {
     mesh.indices[prim as usize].map(|i| mesh.vertices[i as usize] - offset)
 }
 
+/// The triangles of meshes in scene-wide order (part by part; indices must have been checked).
+struct TriangleList<'a> {
+    meshes: &'a [&'a TriMesh],
+    /// `starts[k]`: the scene-wide index of part `k`'s first triangle; the last entry is the count.
+    starts: Vec<usize>,
+}
+
+impl<'a> TriangleList<'a> {
+    fn new(meshes: &'a [&'a TriMesh]) -> Self {
+        let mut starts = vec![0usize];
+        for m in meshes {
+            starts.push(starts[starts.len() - 1] + m.indices.len());
+        }
+        Self { meshes, starts }
+    }
+
+    fn len(&self) -> usize {
+        self.starts[self.meshes.len()]
+    }
+
+    /// The box of triangle `i` in the frame centred at `offset`.
+    #[inline]
+    fn local_box(&self, i: usize, offset: Vec3) -> Aabb {
+        let k = self.starts.partition_point(|&s| s <= i) - 1;
+        Aabb::from_points(local_triangle(
+            self.meshes[k],
+            (i - self.starts[k]) as u32,
+            offset,
+        ))
+    }
+}
+
 /// Boxes and centroids of the meshes' triangles, in scene-wide order (part by part), in the frame
-/// centred at `offset` (indices must have been checked). The triangles themselves are not kept:
-/// [`MeshAccel::store`] reads them again, which keeps the build's peak memory down.
+/// centred at `offset` (indices must have been checked). The build asks for them one by one
+/// ([`TriangleList`]) instead; the triangles themselves are not kept: [`MeshAccel::store`] reads
+/// them again, which keeps the build's peak memory down.
 fn mesh_local_boxes(meshes: &[&TriMesh], offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
     let boxes = mesh_local_box_list(meshes, offset);
     let centroids = boxes.iter().map(Aabb::center).collect();
@@ -554,14 +587,8 @@ fn mesh_local_boxes(meshes: &[&TriMesh], offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>)
 /// The boxes of [`mesh_local_boxes`] alone (what validation needs), on all cores (feature
 /// `parallel`).
 fn mesh_local_box_list(meshes: &[&TriMesh], offset: Vec3) -> Vec<Aabb> {
-    let mut starts = vec![0usize];
-    for m in meshes {
-        starts.push(starts[starts.len() - 1] + m.indices.len());
-    }
-    collect_each(starts[meshes.len()], |i| {
-        let k = starts.partition_point(|&s| s <= i) - 1;
-        Aabb::from_points(local_triangle(meshes[k], (i - starts[k]) as u32, offset))
-    })
+    let triangles = TriangleList::new(meshes);
+    collect_each(triangles.len(), |i| triangles.local_box(i, offset))
 }
 
 impl Scene {

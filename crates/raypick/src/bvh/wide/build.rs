@@ -19,6 +19,15 @@ impl<const W: usize> WideBvh<W> {
         Self::from_binary_with(&Bvh::build(boxes, centroids, config), config)
     }
 
+    /// [`WideBvh::build`] from each primitive's box and centroid ([`Bvh::build_by`]).
+    pub fn build_by(
+        n: usize,
+        prim: impl Fn(usize) -> (Aabb, Vec3) + Sync + Send,
+        config: BuildConfig,
+    ) -> Self {
+        Self::from_binary_with(&Bvh::build_by(n, prim, config), config)
+    }
+
     /// Collapses a binary BVH (see [`crate::bvh::wide`]) with the costs of
     /// [`BuildConfig::BALANCED`].
     pub fn from_binary(bvh: &Bvh) -> Self {
