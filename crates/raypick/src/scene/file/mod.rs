@@ -41,7 +41,8 @@
 //!
 //! A scene is:
 //! 1. **config**: the [`BuildConfig`](crate::bvh::BuildConfig) fields in declaration order,
-//!    counts as `u64`, costs as `f32`, `compact` as a `u8` (0 or 1);
+//!    counts as `u64`, costs as `f32`, the flags `compact` and `longest_axis_only` as a `u8`
+//!    each (0 or 1);
 //! 2. **geometries**: a `u32` count, then per geometry a kind byte (0 mesh, 1 spheres, 2
 //!    instance), its mask (`u32`), its name (a `u8` 0 or 1 for none or some, then a `len` of
 //!    UTF-8 bytes), and its data: a mesh's vertices (`len` of `[f32; 3]`) and triangles (`len` of
@@ -112,7 +113,7 @@ pub use read::layout;
 pub const MAGIC: [u8; 8] = *b"RAYPICK\0";
 
 /// The layout version this build of raypick writes and reads (see "Version policy").
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The byte-order marker as a `u32`; the file holds its little-endian bytes `04 03 02 01`.
 pub const BYTE_ORDER_MARKER: u32 = 0x0102_0304;

@@ -413,6 +413,11 @@ impl<S: Source> Reader<S> {
         };
         let reinsertion_batch = self.cost("config reinsertion_batch")?;
         let reinsertion_passes = self.usize_at_least(0, "config reinsertion_passes")?;
+        let longest_axis_only = match self.u8("config longest_axis_only")? {
+            0 => false,
+            1 => true,
+            v => return Err(self.bad("config longest_axis_only", format!("{v}: expected 0 or 1"))),
+        };
         Ok(BuildConfig {
             bins,
             max_leaf_size,
@@ -424,6 +429,7 @@ impl<S: Source> Reader<S> {
             compact,
             reinsertion_batch,
             reinsertion_passes,
+            longest_axis_only,
         })
     }
 

@@ -85,6 +85,7 @@ impl Writer {
         self.u8(u8::from(c.compact));
         self.f32(c.reinsertion_batch);
         self.u64(c.reinsertion_passes as u64);
+        self.u8(u8::from(c.longest_axis_only));
     }
 
     fn binary_tree(&mut self, bvh: &Bvh) {
