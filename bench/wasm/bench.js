@@ -4,7 +4,8 @@
 // serves this page and prints what it leaves in `window.benchResult`.
 //
 // Query: `meshes` (name=path,… under /data/), `rays` (rays per set), `rounds`, `kinds`
-// (primary,incoherent), `queries` (first,all).
+// (primary,incoherent), `queries` (first,all), `quality` (raypick's build: fast, the three.js
+// adapter's default, balanced or high).
 import * as THREE from 'three';
 import { MeshBVH } from 'three-mesh-bvh';
 import * as rp from 'raypick';
@@ -15,6 +16,7 @@ const N = +(q.get('rays') || 100000);
 const ROUNDS = +(q.get('rounds') || 5);
 const KINDS = (q.get('kinds') || 'primary,incoherent').split(',');
 const QUERIES = (q.get('queries') || 'first,all').split(',');
+const QUALITY = q.get('quality') || 'fast';
 const status = (s) => { document.getElementById('status').textContent = s; };
 const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
@@ -54,7 +56,7 @@ function timeIt(f) {
 }
 
 function buildRaypick({ positions, indices }) {
-  const b = new rp.SceneBuilder();
+  const b = new rp.SceneBuilder({ quality: QUALITY });
   b.addMesh(positions, indices);
   return b.build();
 }
@@ -152,7 +154,7 @@ function compare(mesh, mine, theirs) {
 
 async function run() {
   await rp.init('/web/raypick/raypick.wasm');
-  const result = { userAgent: navigator.userAgent, rays: N, rounds: ROUNDS, wasmBytes: 0, meshes: [] };
+  const result = { userAgent: navigator.userAgent, rays: N, rounds: ROUNDS, quality: QUALITY, wasmBytes: 0, meshes: [] };
   result.wasmBytes = (await (await fetch('/web/raypick/raypick.wasm')).arrayBuffer()).byteLength;
   for (const [name, file] of MESHES) {
     status(`${name}: loading`);

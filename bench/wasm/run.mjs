@@ -1,7 +1,11 @@
 // The browser benchmark, headless, in one command:
 //
 //   node bench/wasm/run.mjs [--rays 100000] [--rounds 5] [--meshes bunny,sponza,conference]
-//                           [--kinds primary,incoherent] [--queries first,all] [--out FILE.json]
+//                           [--kinds primary,incoherent] [--queries first,all]
+//                           [--quality fast|balanced|high] [--out FILE.json]
+//
+// `--quality` is raypick's build (default fast, the three.js adapter's default: the build
+// three-mesh-bvh's users expect when they call computeBoundsTree).
 //
 // Serves bench/wasm (the page), web/ (raypick's package and its .wasm, three.js and
 // three-mesh-bvh from npm), ../shared/data (the meshes) and bench/out (the shared ray sets, made
@@ -26,6 +30,7 @@ const { values: opt } = parseArgs({
     meshes: { type: 'string', default: 'bunny,sponza,conference' },
     kinds: { type: 'string', default: 'primary,incoherent' },
     queries: { type: 'string', default: 'first,all' },
+    quality: { type: 'string', default: 'fast' },
     out: { type: 'string' },
   },
 });
@@ -90,7 +95,7 @@ try {
   page.on('console', (m) => { if (m.type() === 'error') console.error(`page: ${m.text()}`); });
   const query = new URLSearchParams({
     meshes: meshes.map(([n, f]) => `${n}=${f}`).join(','),
-    rays: opt.rays, rounds: opt.rounds, kinds: opt.kinds, queries: opt.queries,
+    rays: opt.rays, rounds: opt.rounds, kinds: opt.kinds, queries: opt.queries, quality: opt.quality,
   });
   await page.goto(`${base}/?${query}`);
   const result = await page.waitForFunction(() => window.benchResult, null, { timeout: 3_600_000, polling: 500 })
@@ -98,7 +103,7 @@ try {
   if (result.error) throw new Error(result.error);
   const version = JSON.parse(await readFile(path.join(root, 'web/node_modules/three-mesh-bvh/package.json'), 'utf8')).version;
   console.log(`${result.userAgent}`);
-  console.log(`raypick.wasm ${result.wasmBytes} bytes; three-mesh-bvh ${version}; ${result.rays} rays per set, median of ${result.rounds} rounds\n`);
+  console.log(`raypick.wasm ${result.wasmBytes} bytes, build quality ${result.quality}; three-mesh-bvh ${version}; ${result.rays} rays per set, median of ${result.rounds} rounds\n`);
   console.log('| mesh | triangles | build ms raypick | build ms three-mesh-bvh | rays | query | raypick batch Mrays/s | raypick per ray | three-mesh-bvh | ÷ three-mesh-bvh | closest hits compared |');
   console.log('|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|');
   for (const m of result.meshes) {

@@ -6,7 +6,8 @@ import type { BuildQuality, Scene } from './index.js';
 /** Options of `computeBoundsTree`; three-mesh-bvh's own (`strategy`, `maxLeafTris`, …) are
  * accepted and ignored. */
 export interface BoundsTreeOptions {
-  /** The BVH build: SceneBuilder's `quality` (its default when absent). */
+  /** The BVH build: SceneBuilder's `quality` ('fast' when absent, three-mesh-bvh's kind of
+   * default: its quickest build). */
   quality?: BuildQuality;
   [threeMeshBvhOption: string]: unknown;
 }

@@ -72,14 +72,16 @@ function entryCount(geometry) {
 export class MeshBoundsTree {
   /**
    * @param {import('three').BufferGeometry} geometry
-   * @param {object} [options] `quality`: the build quality, 'fast', 'balanced' or 'high'
-   * (SceneBuilder's; its default when absent). three-mesh-bvh's options (`strategy`,
-   * `maxLeafTris`, …) are accepted and ignored.
+   * @param {object} [options] `quality`: the build quality, 'fast' (the default here),
+   * 'balanced' or 'high' (SceneBuilder's). 'fast' because three-mesh-bvh's users build trees
+   * as geometries load, often at run time, and its own default is its quickest build; raypick's
+   * fast trees still cast at least 4× three-mesh-bvh's rays per second (BENCHMARKS.md).
+   * three-mesh-bvh's options (`strategy`, `maxLeafTris`, …) are accepted and ignored.
    */
   constructor(geometry, options = {}) {
     this.geometry = geometry;
     const positions = positionsOf(geometry);
-    const b = new SceneBuilder(options.quality === undefined ? {} : { quality: options.quality });
+    const b = new SceneBuilder({ quality: options.quality ?? 'fast' });
     try {
       if (geometry.index !== null) {
         const index = geometry.index;

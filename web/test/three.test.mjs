@@ -453,3 +453,16 @@ test('a ray grazing a cube\'s corner: three.js\'s bounding-sphere test drops it,
   assert.equal(raycaster.intersectObject(mesh)[0].faceIndex, direct.prim);
   THREE.Mesh.prototype.raycast = threeRaycast;
 });
+
+test("computeBoundsTree builds raypick's 'fast' tree unless given a quality", () => {
+  const g = bunnyGeometry();
+  const bytes = (options) => {
+    const tree = g.computeBoundsTree(options);
+    const b = Buffer.from(tree.scene.toBytes());
+    g.disposeBoundsTree();
+    return b;
+  };
+  const byDefault = bytes();
+  assert.ok(byDefault.equals(bytes({ quality: 'fast' })), 'the default is the fast build');
+  assert.ok(!byDefault.equals(bytes({ quality: 'balanced' })), 'balanced builds another tree');
+});
