@@ -21,7 +21,7 @@
 use glam::Vec3;
 use raypick::geom::Culling;
 use raypick::scene::HitFilter;
-use raypick::{Hit, InstancePath, QueryOptions, Ray, Scene};
+use raypick::{Crossing, Hit, InstancePath, QueryOptions, Ray, Scene};
 
 use crate::buffers::check_out_len;
 use crate::error::{count, status, AbiError};
@@ -459,23 +459,45 @@ pub fn occluded_rays(scene: u32, rays: u32, opts: (f32, f32, u32, u32, u32), out
 }
 
 /// Every hit of every ray of a chunk, appended to `hits` in ray order; `ends[k]` gets the end of
-/// ray `k`'s hits in `hits`.
+/// ray `k`'s hits in `hits`. Half-open edges take the engine's batch of crossings (no point or
+/// normal computed); closed edges re-cast after each hit ([`all_closed`]).
 fn all_chunk(
     scene: &Scene,
     rays: &[Ray],
     o: &Opts,
     closed: bool,
-    hits: &mut Vec<Hit>,
+    hits: &mut Vec<Crossing>,
     ends: &mut Vec<usize>,
 ) {
-    for r in rays {
-        if closed {
+    if closed {
+        for r in rays {
             // The batch's records carry the top instance only, not the path.
-            hits.extend(all_closed(scene, r, o).into_iter().map(|(h, _)| h));
-        } else {
-            hits.extend(o.with_query(r.dir, |q| scene.intersect_all_with(r, q)));
+            hits.extend(all_closed(scene, r, o).iter().map(|(h, _)| crossing(h)));
+            ends.push(hits.len());
         }
-        ends.push(hits.len());
+    } else if o.needs_filter() {
+        // Ranges filter per ray direction (see `Opts::with_query`).
+        for r in rays {
+            o.with_query(r.dir, |q| {
+                scene.intersect_all_into(std::slice::from_ref(r), q, hits, ends)
+            });
+        }
+    } else {
+        o.with_query(Vec3::ZERO, |q| {
+            scene.intersect_all_into(rays, q, hits, ends)
+        });
+    }
+}
+
+/// A hit's columns (what the batch writes).
+fn crossing(h: &Hit) -> Crossing {
+    Crossing {
+        t: h.t,
+        u: h.u,
+        v: h.v,
+        prim: h.prim,
+        geom: h.geom,
+        instance: h.instance,
     }
 }
 
@@ -518,18 +540,28 @@ pub fn intersect_all_rays(
             u32::try_from(hits.len())
                 .map_err(|_| AbiError::argument("hits", "more than 2^32 hits"))?;
             out::clear();
-            let mut ids = Vec::with_capacity(n + 1 + 3 * hits.len());
-            ids.push(0);
-            ids.extend(ends.iter().map(|&e| e as u32));
-            ids.extend(hits.iter().map(|h| h.geom));
-            ids.extend(hits.iter().map(|h| h.prim));
-            ids.extend(hits.iter().map(|h| h.instance.unwrap_or(out::NONE)));
+            let m = hits.len();
+            // The columns filled in one pass over the hits.
+            let mut ids = vec![0u32; n + 1 + 3 * m];
+            let mut values = vec![0f32; 3 * m];
+            for (slot, &e) in ids[1..=n].iter_mut().zip(&ends) {
+                *slot = e as u32;
+            }
+            let (geom, rest) = ids[n + 1..].split_at_mut(m);
+            let (prim, instance) = rest.split_at_mut(m);
+            let (t, rest) = values.split_at_mut(m);
+            let (u, v) = rest.split_at_mut(m);
+            for (k, h) in hits.iter().enumerate() {
+                geom[k] = h.geom;
+                prim[k] = h.prim;
+                instance[k] = h.instance.unwrap_or(out::NONE);
+                t[k] = h.t;
+                u[k] = h.u;
+                v[k] = h.v;
+            }
+            drop(hits);
             out::push_u32(&ids);
             drop(ids);
-            let mut values = Vec::with_capacity(3 * hits.len());
-            values.extend(hits.iter().map(|h| h.t));
-            values.extend(hits.iter().map(|h| h.u));
-            values.extend(hits.iter().map(|h| h.v));
             out::push_f32(&values);
             Ok(total)
         })
@@ -683,13 +715,13 @@ mod tests {
             all_chunk(&scene, &rays, &Opts::all(), closed, &mut hits, &mut ends);
             let mut start = 0;
             for (r, &end) in rays.iter().zip(&ends) {
-                let single: Vec<Hit> = if closed {
+                let single: Vec<Crossing> = if closed {
                     all_closed(&scene, r, &Opts::all())
-                        .into_iter()
-                        .map(|(h, _)| h)
+                        .iter()
+                        .map(|(h, _)| crossing(h))
                         .collect()
                 } else {
-                    scene.intersect_all(r)
+                    scene.intersect_all(r).iter().map(crossing).collect()
                 };
                 assert_eq!(hits[start..end], single[..]);
                 start = end;

@@ -34,8 +34,8 @@ pub mod simd;
 pub use geom::{Aabb, Ray};
 pub use glam;
 pub use scene::{
-    BuildError, ClosestPoint, Geometry, Hit, InsideMethod, Instance, InstancePath, PointCandidate,
-    PointPrim, QueryOptions, Scene, SceneBuilder, SceneFileError, Spheres, TriMesh,
+    BuildError, ClosestPoint, Crossing, Geometry, Hit, InsideMethod, Instance, InstancePath,
+    PointCandidate, PointPrim, QueryOptions, Scene, SceneBuilder, SceneFileError, Spheres, TriMesh,
     MAX_INSTANCE_DEPTH,
 };
 

@@ -14,7 +14,8 @@ use raypick::geom::Culling;
 use raypick::glam::{Affine3A, Quat, Vec2, Vec3};
 use raypick::scene::shapes::icosphere;
 use raypick::{
-    BuildError, InstancePath, QueryOptions, Ray, Scene, SceneBuilder, TriMesh, MAX_INSTANCE_DEPTH,
+    BuildError, Crossing, InstancePath, QueryOptions, Ray, Scene, SceneBuilder, TriMesh,
+    MAX_INSTANCE_DEPTH,
 };
 
 fn rand_vec(rng: &mut Pcg64) -> Vec3 {
@@ -240,6 +241,36 @@ fn batches_and_point_queries_see_nested_instances() {
     }
     let hits = batch.iter().flatten().count();
     assert!(hits > 200, "{hits}");
+    // All hits of the batch, as crossings, in both the nested and the flat scene (the nested
+    // one walks paths, the flat one top instances only), against the single-ray query.
+    for scene in [&nested, &flat] {
+        let (mut crossings, mut ends) = (vec![], vec![]);
+        let not_odd = |h: &raypick::Hit, _: &raypick::InstancePath| h.prim % 7 != 3;
+        let opts = QueryOptions {
+            filter: Some(&not_odd),
+            ..QueryOptions::default()
+        };
+        scene.intersect_all_into(&rays, &opts, &mut crossings, &mut ends);
+        assert_eq!(ends.len(), rays.len());
+        let mut start = 0;
+        for (ray, &end) in rays.iter().zip(&ends) {
+            let want: Vec<Crossing> = scene
+                .intersect_all_with(ray, &opts)
+                .iter()
+                .map(|h| Crossing {
+                    t: h.t,
+                    u: h.u,
+                    v: h.v,
+                    prim: h.prim,
+                    geom: h.geom,
+                    instance: h.instance,
+                })
+                .collect();
+            assert_eq!(crossings[start..end], want[..]);
+            start = end;
+        }
+        assert!(crossings.len() > 200, "{}", crossings.len());
+    }
     for _ in 0..300 {
         let q = bounds.center() + rand_vec(&mut rng) * bounds.extent();
         let (Some((got, path)), Some(want)) = (nested.closest_point_path(q), flat.closest_point(q))

@@ -102,6 +102,25 @@ pub struct Hit {
 const _: () = assert!(std::mem::size_of::<Hit>() == 52);
 const _: () = assert!(std::mem::size_of::<Option<Hit>>() == 52);
 
+/// One crossing of a ray as [`Scene::intersect_all_into`](crate::Scene::intersect_all_into)
+/// lists them: a [`Hit`] without its point and normal, which a batch of all hits does not
+/// compute (`O + tD` gives the point, the triangle its normal).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Crossing {
+    /// [`Hit::t`].
+    pub t: f32,
+    /// [`Hit::u`].
+    pub u: f32,
+    /// [`Hit::v`].
+    pub v: f32,
+    /// [`Hit::prim`].
+    pub prim: u32,
+    /// [`Hit::geom`].
+    pub geom: u32,
+    /// [`Hit::instance`].
+    pub instance: Option<u32>,
+}
+
 /// A filter of candidate hits ([`QueryOptions::filter`]): called with each candidate hit and its
 /// instance path; `false` skips the candidate.
 pub type HitFilter<'a> = dyn Fn(&Hit, &InstancePath) -> bool + Sync + 'a;
@@ -264,6 +283,19 @@ impl<P: PathRecord> RawHit<P> {
             t: self.t,
             point,
             normal,
+            u: self.u,
+            v: self.v,
+            prim: self.prim,
+            geom: self.geom,
+            instance: self.path.top(),
+        }
+    }
+
+    /// The hit as a [`Crossing`].
+    #[inline(always)]
+    pub fn crossing(&self) -> Crossing {
+        Crossing {
+            t: self.t,
             u: self.u,
             v: self.v,
             prim: self.prim,

@@ -112,7 +112,7 @@ pub use builder::SceneBuilder;
 pub use error::BuildError;
 pub use file::SceneFileError;
 pub use geometry::{BoundingSphere, Geometry, Instance, Spheres, TriMesh};
-pub use hit::{Hit, HitFilter, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
+pub use hit::{Crossing, Hit, HitFilter, InstancePath, QueryOptions, MAX_INSTANCE_DEPTH};
 pub use point::{ClosestPoint, InsideMethod, PointCandidate, PointPrim};
 
 pub(crate) use mesh_bvh::MeshBvh;

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use super::hit::{InstancePath, PathRecord, RawHit, TopInstance};
 use super::traverse::{Collector, Ctx, Mode};
-use super::{Hit, HitFilter, QueryOptions, Scene};
+use super::{Crossing, Hit, HitFilter, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
 use crate::geom::triangle::EdgeRule;
 use crate::simd::{prefetch, PacketBoxRay};
@@ -335,18 +335,47 @@ impl Scene {
     /// Every crossing of one ray as raw hits sorted by `t` (ties by [`RawHit::key`]), the walk
     /// keeping `P` of the instances it enters.
     fn all<P: PathRecord>(&self, ray: &Ray, opts: &QueryOptions, mode: Mode) -> Vec<RawHit<P>> {
+        let mut raws = Vec::new();
+        self.all_into(ray, opts, mode, &mut raws);
+        raws
+    }
+
+    /// [`Scene::all`] into `raws` (cleared first), whose memory the caller keeps for the next ray.
+    fn all_into<P: PathRecord>(
+        &self,
+        ray: &Ray,
+        opts: &QueryOptions,
+        mode: Mode,
+        raws: &mut Vec<RawHit<P>>,
+    ) {
+        raws.clear();
         if !ray.is_valid() {
-            return Vec::new();
+            return;
         }
         let mut col = All {
-            hits: Vec::new(),
+            hits: std::mem::take(raws),
             t_max: ray.t_max,
             filter: self.filter(ray, opts),
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
-        let mut raws = col.hits;
+        *raws = col.hits;
         raws.sort_by(|a: &RawHit<P>, b| a.t.total_cmp(&b.t).then(a.key().cmp(&b.key())));
-        raws
+    }
+
+    /// [`Scene::intersect_all_into`] with the record this scene needs.
+    fn crossings_into<P: PathRecord>(
+        &self,
+        rays: &[Ray],
+        opts: &QueryOptions,
+        out: &mut Vec<Crossing>,
+        ends: &mut Vec<usize>,
+    ) {
+        let mut raws: Vec<RawHit<P>> = Vec::new();
+        for ray in rays {
+            self.all_into(ray, opts, Mode::Bvh, &mut raws);
+            out.extend(raws.iter().map(RawHit::crossing));
+            ends.push(out.len());
+        }
     }
 
     /// [`Scene::all`] as [`Hit`]s, with the record this scene needs.
@@ -459,6 +488,37 @@ impl Scene {
     /// [`Scene::intersect_all`] with culling, mask and filter.
     pub fn intersect_all_with(&self, ray: &Ray, opts: &QueryOptions) -> Vec<Hit> {
         self.all_hits(ray, opts, Mode::Bvh)
+    }
+
+    /// Every crossing of every ray of `rays`, on the calling thread: ray `i`'s are
+    /// [`Scene::intersect_all_with`]'s hits in the same order, as [`Crossing`]s (no point or
+    /// normal), appended to `out`, and `ends` gets the end of ray `i`'s in `out`. Meant for
+    /// callers that lay all hits out in columns (the WebAssembly build): one buffer for every
+    /// ray's hits and no point or normal computed; split the rays across threads for more cores.
+    ///
+    /// ```
+    /// use raypick::{glam::Vec3, QueryOptions, Ray, SceneBuilder, Spheres};
+    /// let mut b = SceneBuilder::new();
+    /// b.add_spheres(Spheres::new(vec![Vec3::ZERO], vec![1.0]));
+    /// let scene = b.build().unwrap();
+    /// let rays = [Ray::new(Vec3::new(0.0, 0.0, 4.0), Vec3::NEG_Z), Ray::new(Vec3::splat(4.0), Vec3::X)];
+    /// let (mut out, mut ends) = (Vec::new(), Vec::new());
+    /// scene.intersect_all_into(&rays, &QueryOptions::default(), &mut out, &mut ends);
+    /// assert_eq!(ends, [2, 2]); // in and out of the sphere; the second ray misses
+    /// assert_eq!((out[0].t, out[1].t), (3.0, 5.0));
+    /// ```
+    pub fn intersect_all_into(
+        &self,
+        rays: &[Ray],
+        opts: &QueryOptions,
+        out: &mut Vec<Crossing>,
+        ends: &mut Vec<usize>,
+    ) {
+        if self.nests() {
+            self.crossings_into::<InstancePath>(rays, opts, out, ends);
+        } else {
+            self.crossings_into::<TopInstance>(rays, opts, out, ends);
+        }
     }
 
     /// [`Scene::intersect_all`] with each hit's [`InstancePath`] (see [`Scene::intersect_path`]):
