@@ -90,7 +90,10 @@ impl Loaded {
     /// The name of what the hit struck (an OBJ group, a glTF node, …). `path` is the hit's
     /// instance path, which the path queries ([`Scene::intersect_path`] and its kin) return beside
     /// it: under [`Instancing::Hierarchy`] it names the node struck, however deep; under the other
-    /// policies only the hit is read.
+    /// policies only the hit is read. A scene file (`.rpk`) keeps no node table but keeps every
+    /// geometry's name: a hit through nested instances is named by the deepest instance on its
+    /// path, which for a scene saved from a hierarchy load is the node struck (its mesh's
+    /// instance, named after it).
     ///
     /// ```
     /// use raypick::{glam::Vec3, Ray};
@@ -109,9 +112,31 @@ impl Loaded {
                 .and_then(|node| self.nodes.names.get(node))
                 .map(String::as_str);
         }
+        if let Some(name) = self.deepest_instance_name(path) {
+            return Some(name);
+        }
         self.geometry_names
             .get(self.top_level_of(hit) as usize)
             .map(String::as_str)
+    }
+
+    /// The name of the last instance of a path through nested instances (`None` for a path of
+    /// at most one instance, which [`Self::geometry_names`] names, or an unnamed instance).
+    fn deepest_instance_name(&self, path: &InstancePath) -> Option<&str> {
+        let [outer @ .., last] = path.as_slice() else {
+            return None;
+        };
+        if outer.is_empty() {
+            return None;
+        }
+        let mut scene = &self.scene;
+        for &id in outer {
+            match scene.geometry(id)? {
+                raypick::Geometry::Instance(i) => scene = i.scene(),
+                _ => return None,
+            }
+        }
+        scene.geometry(*last)?.name().filter(|n| !n.is_empty())
     }
 
     /// The index of the model mesh the hit struck (`path` as for [`Self::name_of`]).

@@ -131,3 +131,56 @@ fn damaged_scene_files_and_budgets_give_load_errors() {
         })
     ));
 }
+
+/// A scene saved from a hierarchy load keeps no node table, but its instances keep their nodes'
+/// names: read back, a hit is named by the node it struck, as the hierarchy load names it.
+#[test]
+fn scene_files_saved_from_hierarchy_loads_name_the_node_struck() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut nested_hits = 0;
+    let gltf = std::path::Path::new(DATA).join("gltf");
+    let Ok(entries) = std::fs::read_dir(&gltf) else {
+        eprintln!("skipping: no {}", gltf.display());
+        return;
+    };
+    let mut models: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    models.sort();
+    for path in models {
+        let options = LoadOptions {
+            instancing: Instancing::Hierarchy,
+            ..LoadOptions::default()
+        };
+        let Ok(built) = raypick_io::load_with(&path, &options) else {
+            continue;
+        };
+        // A node whose transform cannot be inverted is baked into its parent's scene, under
+        // its parent's instance: the file names it by that parent.
+        if built.notes.iter().any(|n| n.contains("baked")) {
+            continue;
+        }
+        let file = dir.path().join("model.rpk");
+        built.scene.save(&file).unwrap();
+        let loaded = raypick_io::load(&file).unwrap();
+        for ray in rays(built.scene.bounds(), 3000) {
+            let (Some((hit, p)), Some((hit2, p2))) = (
+                built.scene.intersect_path(&ray),
+                loaded.scene.intersect_path(&ray),
+            ) else {
+                continue;
+            };
+            assert_eq!((hit, p), (hit2, p2));
+            assert_eq!(
+                loaded.name_of(&hit, &p),
+                built.name_of(&hit, &p),
+                "{}: path {:?}",
+                path.display(),
+                p.as_slice()
+            );
+            nested_hits += usize::from(p.as_slice().len() > 1);
+        }
+    }
+    assert!(
+        nested_hits > 100,
+        "{nested_hits} hits through nested instances"
+    );
+}
