@@ -36,8 +36,12 @@ rm -rf "$VENV"
 python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 # The wheel's own dependencies come from its metadata; the test extra adds pytest, and the
-# point-query tests compare with trimesh (whose proximity queries need rtree and scipy).
-"$VENV/bin/python" -m pip install --quiet "$wheel[test,dask]" trimesh rtree scipy
+# point-query tests compare with trimesh (whose proximity queries need rtree and scipy). Open3D
+# for the tests against its rays and tensors: its library links libusb-1.0, which a machine
+# without the system package lacks, so the libusb-package wheel's copy comes too (the tests'
+# conftest.py loads it before Open3D). PyTorch is not installed: PyPI's Linux wheels pull in
+# about 2.5 GB of CUDA libraries; its test skips, and a DLPack-only tensor covers that path.
+"$VENV/bin/python" -m pip install --quiet "$wheel[test,dask]" trimesh rtree scipy open3d libusb-package
 
 # Run from a folder outside the source tree: crates/raypick-py/python must not shadow the wheel.
 cd "$ROOT/target"

@@ -9,6 +9,24 @@ REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def _preload_libusb():
+    """Open3D's library links libusb-1.0, which a machine without the system package (CI's)
+    lacks: the suite installs the `libusb-package` wheel, whose copy (soname
+    `libusb-1.0.so.0`) is loaded here first, so `import open3d` finds it already loaded."""
+    try:
+        import ctypes
+
+        import libusb_package
+    except ImportError:
+        return
+    path = libusb_package.get_library_path()
+    if path is not None:
+        ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+
+
+_preload_libusb()
+
+
 def cube(center=(0.0, 0.0, 0.0), half=1.0):
     """A closed, consistently wound (outward normals) cube: 8 vertices, 12 triangles."""
     c = np.asarray(center, np.float64)
