@@ -472,7 +472,11 @@ fn all_chunk(
     if closed {
         for r in rays {
             // The batch's records carry the top instance only, not the path.
-            hits.extend(all_closed(scene, r, o).iter().map(|(h, _)| crossing(h)));
+            hits.extend(
+                all_closed(scene, r, o)
+                    .iter()
+                    .map(|(h, _)| Crossing::from(h)),
+            );
             ends.push(hits.len());
         }
     } else if o.needs_filter() {
@@ -486,18 +490,6 @@ fn all_chunk(
         o.with_query(Vec3::ZERO, |q| {
             scene.intersect_all_into(rays, q, hits, ends)
         });
-    }
-}
-
-/// A hit's columns (what the batch writes).
-fn crossing(h: &Hit) -> Crossing {
-    Crossing {
-        t: h.t,
-        u: h.u,
-        v: h.v,
-        prim: h.prim,
-        geom: h.geom,
-        instance: h.instance,
     }
 }
 
@@ -718,10 +710,10 @@ mod tests {
                 let single: Vec<Crossing> = if closed {
                     all_closed(&scene, r, &Opts::all())
                         .iter()
-                        .map(|(h, _)| crossing(h))
+                        .map(|(h, _)| Crossing::from(h))
                         .collect()
                 } else {
-                    scene.intersect_all(r).iter().map(crossing).collect()
+                    scene.intersect_all(r).iter().map(Crossing::from).collect()
                 };
                 assert_eq!(hits[start..end], single[..]);
                 start = end;

@@ -257,14 +257,7 @@ fn batches_and_point_queries_see_nested_instances() {
             let want: Vec<Crossing> = scene
                 .intersect_all_with(ray, &opts)
                 .iter()
-                .map(|h| Crossing {
-                    t: h.t,
-                    u: h.u,
-                    v: h.v,
-                    prim: h.prim,
-                    geom: h.geom,
-                    instance: h.instance,
-                })
+                .map(Crossing::from)
                 .collect();
             assert_eq!(crossings[start..end], want[..]);
             start = end;

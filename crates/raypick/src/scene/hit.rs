@@ -121,6 +121,20 @@ pub struct Crossing {
     pub instance: Option<u32>,
 }
 
+impl From<&Hit> for Crossing {
+    /// The hit without its point and normal.
+    fn from(h: &Hit) -> Self {
+        Self {
+            t: h.t,
+            u: h.u,
+            v: h.v,
+            prim: h.prim,
+            geom: h.geom,
+            instance: h.instance,
+        }
+    }
+}
+
 /// A filter of candidate hits ([`QueryOptions::filter`]): called with each candidate hit and its
 /// instance path; `false` skips the candidate.
 pub type HitFilter<'a> = dyn Fn(&Hit, &InstancePath) -> bool + Sync + 'a;

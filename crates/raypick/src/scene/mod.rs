@@ -242,7 +242,7 @@ impl MeshAccel {
     }
 
     /// The box of the triangle at position `slot` (scene-wide number `global`, of `meshes`, the
-    /// parts' meshes), equal to its box in [`mesh_local_boxes`]: from the block, which holds its
+    /// parts' meshes), equal to its box in [`mesh_local_box_list`]: from the block, which holds its
     /// local vertices, or from its mesh when the block holds it collapsed (see [`Self::store`]).
     fn slot_box(&self, meshes: &[&TriMesh], slot: usize, global: u32) -> Aabb {
         let [v0, v1, v2] = self.tri(slot);
@@ -574,18 +574,9 @@ impl<'a> TriangleList<'a> {
     }
 }
 
-/// Boxes and centroids of the meshes' triangles, in scene-wide order (part by part), in the frame
-/// centred at `offset` (indices must have been checked). The build asks for them one by one
-/// ([`TriangleList`]) instead; the triangles themselves are not kept: [`MeshAccel::store`] reads
-/// them again, which keeps the build's peak memory down.
-fn mesh_local_boxes(meshes: &[&TriMesh], offset: Vec3) -> (Vec<Aabb>, Vec<Vec3>) {
-    let boxes = mesh_local_box_list(meshes, offset);
-    let centroids = boxes.iter().map(Aabb::center).collect();
-    (boxes, centroids)
-}
-
-/// The boxes of [`mesh_local_boxes`] alone (what validation needs), on all cores (feature
-/// `parallel`).
+/// The boxes of the meshes' triangles, in scene-wide order (part by part), in the frame centred at
+/// `offset` (indices must have been checked), on all cores (feature `parallel`): what validation
+/// and refit need. The build asks for each box as it makes its references ([`TriangleList`]).
 fn mesh_local_box_list(meshes: &[&TriMesh], offset: Vec3) -> Vec<Aabb> {
     let triangles = TriangleList::new(meshes);
     collect_each(triangles.len(), |i| triangles.local_box(i, offset))
@@ -861,7 +852,7 @@ mod tests {
                 assert_eq!(accel.tri(slot), local_triangle(&mesh, id, accel.offset));
             }
             assert!(seen.iter().all(|&s| s), "every triangle stored");
-            let boxes = mesh_local_boxes(&[&mesh], accel.offset).0;
+            let boxes = mesh_local_box_list(&[&mesh], accel.offset);
             accel.bvh.validate(&ids, &boxes).unwrap();
         }
     }

@@ -4,7 +4,7 @@
 use glam::Vec3;
 
 use super::builder::check_vertices;
-use super::{mesh_local_boxes, pad_box, Accel, BuildError, Geometry, Scene, TopItem};
+use super::{mesh_local_box_list, pad_box, Accel, BuildError, Geometry, Scene, TopItem};
 
 impl Scene {
     /// Replaces the vertices of mesh `geom` (same count, same triangles) and refits: the meshes are
@@ -44,7 +44,7 @@ impl Scene {
             return Err(BuildError::NotAMesh { geom });
         };
         let offset = super::frame_origin(&bounds);
-        let (boxes, _) = mesh_local_boxes(&meshes, offset);
+        let boxes = mesh_local_box_list(&meshes, offset);
         let ids = accel.prim_ids();
         drop(meshes);
         let mut accel = self.meshes.take().expect("checked above");
