@@ -9,6 +9,7 @@
 import * as THREE from 'three';
 import { MeshBVH } from 'three-mesh-bvh';
 import * as rp from 'raypick';
+import { median, parseObj, raySlice } from './common.mjs';
 
 const q = new URLSearchParams(location.search);
 const MESHES = (q.get('meshes') || 'stanford-bunny=obj/stanford-bunny.obj').split(',').map((s) => s.split('='));
@@ -18,35 +19,10 @@ const KINDS = (q.get('kinds') || 'primary,incoherent').split(',');
 const QUERIES = (q.get('queries') || 'first,all').split(',');
 const QUALITY = q.get('quality') || 'fast';
 const status = (s) => { document.getElementById('status').textContent = s; };
-const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
-// The triangles of an OBJ: `v` lines and `f` lines (polygons as fans; negative indices count back).
-function parseObj(text) {
-  const v = [];
-  const idx = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('v ')) {
-      const p = line.trim().split(/\s+/);
-      v.push(+p[1], +p[2], +p[3]);
-    } else if (line.startsWith('f ')) {
-      const p = line.trim().split(/\s+/).slice(1).map((w) => {
-        const i = parseInt(w, 10);
-        return i < 0 ? v.length / 3 + i : i - 1;
-      });
-      for (let k = 1; k + 1 < p.length; k++) idx.push(p[0], p[k], p[k + 1]);
-    }
-  }
-  return { positions: new Float32Array(v), indices: new Uint32Array(idx) };
-}
-
-// N rays of a shared set: the first N incoherent rays; for the 1024² camera set, N consecutive
-// pixels from the middle row on (whole rows of the image, where the model is).
+// N rays of a shared set, as `raySlice` takes them.
 async function loadRays(name, kind) {
-  const all = new Float32Array(await (await fetch(`/rays/${name}.${kind}.rays`)).arrayBuffer());
-  const total = all.length / 6;
-  const n = Math.min(N, total);
-  const first = kind === 'primary' ? Math.max(0, Math.min(total - n, (total >> 1) - (n >> 1))) : 0;
-  return all.slice(6 * first, 6 * (first + n));
+  return raySlice(new Float32Array(await (await fetch(`/rays/${name}.${kind}.rays`)).arrayBuffer()), kind, N);
 }
 
 function timeIt(f) {

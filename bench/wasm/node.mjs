@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rp = await import(path.join(root, 'web/raypick/index.js'));
+const { median, parseObj, raySlice } = await import('./common.mjs');
 const THREE = await import(path.join(root, 'web/node_modules/three/build/three.module.js'));
 const { MeshBVH } = await import(path.join(root, 'web/node_modules/three-mesh-bvh/src/index.js'));
 const data = process.env.RAYPICK_DATA || path.join(root, '..', 'shared', 'data');
@@ -27,34 +28,11 @@ const KNOWN = {
   sponza: ['sponza-dabrovic', 'scenes/sponza-dabrovic.obj'],
   conference: ['conference', 'scenes/conference.obj'],
 };
-const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const time = (f) => { const t0 = performance.now(); const r = f(); return [performance.now() - t0, r]; };
-
-function parseObj(text) {
-  const v = [];
-  const idx = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('v ')) {
-      const p = line.trim().split(/\s+/);
-      v.push(+p[1], +p[2], +p[3]);
-    } else if (line.startsWith('f ')) {
-      const p = line.trim().split(/\s+/).slice(1).map((w) => {
-        const i = parseInt(w, 10);
-        return i < 0 ? v.length / 3 + i : i - 1;
-      });
-      for (let k = 1; k + 1 < p.length; k++) idx.push(p[0], p[k], p[k + 1]);
-    }
-  }
-  return { positions: new Float32Array(v), indices: new Uint32Array(idx) };
-}
 
 function loadRays(name, kind, N) {
   const b = readFileSync(path.join(root, 'bench/out', `${name}.${kind}.rays`));
-  const all = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-  const total = all.length / 6;
-  const n = Math.min(N, total);
-  const first = kind === 'primary' ? Math.max(0, Math.min(total - n, (total >> 1) - (n >> 1))) : 0;
-  return all.slice(6 * first, 6 * (first + n));
+  return raySlice(new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4), kind, N);
 }
 
 function threeFirst(bvh, rays) {
