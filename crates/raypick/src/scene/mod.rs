@@ -268,13 +268,19 @@ impl MeshAccel {
     /// a degenerate triangle is never hit.
     fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
         let (parts, offset) = (&self.parts, self.offset);
-        self.blocks = collect_each(ids.len().div_ceil(LANES), |b| {
-            Self::block(parts, offset, meshes, ids, b, |_, _| {})
+        self.blocks = fill_each(ids.len().div_ceil(LANES), Tri4::ZERO, |b, block| {
+            Self::block(parts, offset, meshes, ids, b, block, |_| {})
         });
     }
 
-    /// Block `b` of [`Self::store`], calling `each(lane, local vertices)` with each of its
-    /// triangles as it is read (before a degenerate one is collapsed).
+    /// Fills `block` (all [`Tri4::ZERO`] before), block `b` of [`Self::store`], calling
+    /// `check(local vertices)` with each of its triangles as it is read (before a degenerate
+    /// one is collapsed).
+    ///
+    /// Everything stays scalar or in registers from the vertex read to the block's lanes: a
+    /// value stored piece by piece and read back whole (a `[Vec3; 3]` on the stack read as
+    /// `Vec3A`s, the block's lanes read as rows) stalls on store forwarding, which cost a
+    /// quarter of the fill.
     #[inline(always)]
     fn block(
         parts: &MeshParts,
@@ -282,18 +288,17 @@ impl MeshAccel {
         meshes: &[&TriMesh],
         ids: &[u32],
         b: usize,
-        mut each: impl FnMut(usize, &[Vec3; 3]),
-    ) -> Tri4 {
-        let mut block = Tri4::ZERO;
+        block: &mut Tri4,
+        mut check: impl FnMut(&[Vec3; 3]),
+    ) {
         let slots = b * LANES..(b * LANES + LANES).min(ids.len());
         for (lane, &p) in ids[slots].iter().enumerate() {
             if p == MeshBvh::PADDING {
                 continue;
             }
             let k = parts.part_of(p);
-            let prim = p - parts.starts[k];
-            let tri = local_triangle(meshes[k], prim, offset);
-            each(lane, &tri);
+            let tri = local_triangle(meshes[k], p - parts.starts[k], offset);
+            check(&tri);
             let [v0, v1, v2] = tri;
             block.set(
                 lane,
@@ -305,7 +310,6 @@ impl MeshAccel {
             );
             block.ids[lane] = p;
         }
-        block
     }
 }
 
@@ -321,6 +325,32 @@ pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Se
     #[cfg(not(feature = "parallel"))]
     {
         (0..n).map(f).collect()
+    }
+}
+
+/// `n` copies of `init`, element `i` then passed to `f(i, &mut element)` on all cores (feature
+/// `parallel`): for elements that `f` fills in place rather than returns (a returned value of
+/// more than a few words is copied twice on its way into the vector). Each element depends on its
+/// index alone, so the result does not depend on the threads.
+pub(crate) fn fill_each<T: Clone + Send + Sync>(
+    n: usize,
+    init: T,
+    f: impl Fn(usize, &mut T) + Sync + Send,
+) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        // Copies of `init` made on all cores, so the first touch of fresh pages is too.
+        let mut out = Vec::with_capacity(n);
+        out.par_extend(rayon::iter::repeat_n(init, n));
+        out.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+        out
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        let mut out = vec![init; n];
+        out.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+        out
     }
 }
 

@@ -702,3 +702,45 @@ fn load_checks_refuse_a_tree_deeper_than_the_walk_allows() {
         assert_eq!(passes, depth == MAX_DEPTH);
     }
 }
+
+/// `lanes_inside` (all lanes at once) answers as `Aabb::contains` lane by lane, on random rows
+/// with empty lanes, inverted axes, NaN and coordinates equal to the outer box's.
+#[test]
+fn lanes_inside_equals_contains_lane_by_lane() {
+    let mut rng = Pcg64::seed_from_u64(36);
+    let outer = Aabb::new(Vec3::new(-1.0, -2.0, -3.0), Vec3::new(1.0, 2.0, 3.0));
+    let pick = |rng: &mut Pcg64| match rng.gen_range(0..10) {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        3 => [-1.0, 1.0, -2.0, 2.0, -3.0, 3.0][rng.gen_range(0..6)],
+        _ => rng.gen_range(-4.0..4.0),
+    };
+    let (mut inside, mut outside) = (0, 0);
+    for _ in 0..20_000 {
+        let mut node = WideNode::<8>::EMPTY;
+        // Most lanes inside, so that whole nodes inside occur too.
+        for lane in 0..rng.gen_range(0..=8) {
+            let lo = Vec3::new(rng.gen_range(-1.0..0.0), rng.gen_range(-2.0..0.0), -3.0);
+            let mut b = Aabb::new(lo, lo + Vec3::splat(0.5));
+            if rng.gen_range(0..4) == 0 {
+                let (row, corner) = (rng.gen_range(0..3), rng.gen_range(0..2));
+                let v = pick(&mut rng);
+                if corner == 0 {
+                    b.min[row] = v;
+                } else {
+                    b.max[row] = v;
+                }
+            }
+            node.set_child_bounds(lane, b);
+        }
+        let reference = (0..8).all(|l| outer.contains(&node.child_bounds(l)));
+        assert_eq!(node.lanes_inside(&outer), reference, "{node:?}");
+        if reference {
+            inside += 1;
+        } else {
+            outside += 1;
+        }
+    }
+    assert!(inside > 1_000 && outside > 1_000, "{inside} / {outside}");
+}

@@ -5,15 +5,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use glam::{Vec3, Vec3A};
+use glam::Vec3;
 
 use super::read::{RawGeometry, RawScene};
 use super::{Place, SceneFileError};
 use crate::bvh::wide::{BlockLeaves, NodeLayout, WideTree};
 use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
 use crate::scene::{
-    collect_each, frame_origin, join, sphere_boxes, Accel, Geometry, Instance, InvalidBvh,
-    MeshAccel, MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
+    fill_each, frame_origin, join, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
+    MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
 };
 use crate::simd::{Tri4, LANES};
 use crate::Aabb;
@@ -214,20 +214,18 @@ fn fill_checked<N: NodeLayout + Sync>(
     ids: &[u32],
 ) -> (Vec<Tri4>, bool) {
     let failed = AtomicBool::new(leaves.is_none());
-    let blocks = collect_each(ids.len().div_ceil(LANES), |b| {
+    let blocks = fill_each(ids.len().div_ceil(LANES), Tri4::ZERO, |b, block| {
         let slots = &ids[b * LANES..(b * LANES + LANES).min(ids.len())];
         let leaf = leaves.and_then(|leaves| tree.check_block(leaves, b, slots));
         if leaves.is_some() && leaf.is_none() {
             failed.store(true, Ordering::Relaxed);
         }
         let leaf = leaf.unwrap_or(Aabb::EMPTY);
-        let (leaf_min, leaf_max) = (Vec3A::from(leaf.min), Vec3A::from(leaf.max));
-        MeshAccel::block(parts, offset, meshes, ids, b, |_, tri| {
+        MeshAccel::block(parts, offset, meshes, ids, b, block, |&[v0, v1, v2]| {
             // The triangle's box lies inside the leaf's (a box of finite vertices, as the
             // geometry checks made them, is never empty); comparisons alone, so the sign a
-            // zero corner takes does not matter.
-            let [v0, v1, v2] = tri.map(Vec3A::from);
-            let inside = v0.min(v1).min(v2).cmpge(leaf_min) & v0.max(v1).max(v2).cmple(leaf_max);
+            // zero corner takes does not matter. `Vec3`, not `Vec3A`: see `MeshAccel::block`.
+            let inside = v0.min(v1).min(v2).cmpge(leaf.min) & v0.max(v1).max(v2).cmple(leaf.max);
             if !inside.all() {
                 failed.store(true, Ordering::Relaxed);
             }
