@@ -45,9 +45,9 @@
 //! A point with a NaN or infinite coordinate has no closest point (`None`, distances NaN) and is
 //! outside. A scene without primitives answers `None` and an infinite distance.
 
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec3, Vec4};
 
 use super::geometry::transform_box;
 use super::hit::{InstancePath, PathRecord, TopInstance};
@@ -55,7 +55,7 @@ use super::{pad_box, Accel, Geometry, MeshAccel, MeshBvh, Scene, Spheres, Sphere
 use crate::bvh::wide::{NodeLayout, WideTree};
 use crate::bvh::{Bvh, MAX_DEPTH};
 use crate::geom::closest::{box_distance_squared, closest_on_sphere, closest_on_triangle};
-use crate::simd::LANES;
+use crate::simd::{Tri4, LANES};
 use crate::{Aabb, Ray};
 
 /// A primitive offered to a [`Scene::point_query`] callback, in world space.
@@ -166,6 +166,20 @@ enum Place {
 }
 
 impl Place {
+    /// `point` in the frame of the boxes (the meshes' local frame for a shift, where the walk
+    /// moves the point; world space for an affine placement, where it moves the boxes), and the
+    /// margin of that move (module docs).
+    #[inline(always)]
+    fn local(&self, point: Vec3) -> (Vec3, f32) {
+        match self {
+            Place::Shift(o) => (
+                point - *o,
+                (point.abs().max_element() + o.abs().max_element()) * FRAME_PAD,
+            ),
+            Place::Affine(_) => (point, 0.0),
+        }
+    }
+
     #[inline(always)]
     fn point(&self, p: Vec3) -> Vec3 {
         match self {
@@ -718,12 +732,59 @@ impl MeshAccel {
                 }
                 ControlFlow::Continue(())
             }
-            Mode::Bvh => match &self.bvh {
-                MeshBvh::Wide(t) => walk_wide(t, place, q, offer),
-                MeshBvh::Quantized(t) => walk_wide(t, place, q, offer),
-            },
+            Mode::Bvh => {
+                let (point_local, frame_margin) = place.local(q.point);
+                let offer_leaf = |q: &mut Query<F>, leaf: Range<usize>| {
+                    for b in leaf.start / LANES..leaf.end.div_ceil(LANES) {
+                        // The lanes whose triangle's box is in reach, four at once (see
+                        // `lanes_in_reach`); under an instance the boxes are not in world space,
+                        // and every lane is offered.
+                        let near = match place {
+                            Place::Shift(_) => {
+                                lanes_in_reach(&self.blocks[b], point_local, q, frame_margin)
+                            }
+                            Place::Affine(_) => u32::MAX,
+                        };
+                        for lane in 0..LANES {
+                            let slot = b * LANES + lane;
+                            if near >> lane & 1 == 1 && leaf.contains(&slot) {
+                                offer(q, slot)?;
+                            }
+                        }
+                    }
+                    ControlFlow::Continue(())
+                };
+                match &self.bvh {
+                    MeshBvh::Wide(t) => walk_wide(t, place, q, offer_leaf),
+                    MeshBvh::Quantized(t) => walk_wide(t, place, q, offer_leaf),
+                }
+            }
         }
     }
+}
+
+/// The lanes of `block` (bit `i` for lane `i`) whose triangle's box may hold a point within the
+/// query's radius of `point_local` (the block's frame, moved there with rounding `margin`): the
+/// walk's box test, on the four triangles' boxes at once, before any triangle is offered. It only
+/// prunes: the test is the one that prunes the tree's boxes, with the relative slack of the
+/// closest-point query's own triangle-box test (`2⁻¹⁰`, far above the rounding of either
+/// distance), so no triangle that could reach or tie the radius is dropped; the offered ones go
+/// through the exact kernel.
+#[inline(always)]
+fn lanes_in_reach<F>(block: &Tri4, point_local: Vec3, q: &Query<F>, margin: f32) -> u32 {
+    let mut d2 = Vec4::ZERO;
+    for axis in 0..3 {
+        let [a, b, c] = [0, 1, 2].map(|k| Vec4::from(block.v[k][axis]));
+        let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
+        let p = Vec4::splat(point_local[axis]);
+        let d = (lo - p).max(p - hi).max(Vec4::ZERO);
+        d2 += d * d;
+    }
+    let r = q.radius + margin;
+    // NaN distances (never from finite vertices) compare false: such a lane is not offered, as
+    // `box_distance_squared` gives no reach to a NaN box.
+    d2.cmple(Vec4::splat(r * r * (1.0 + 1.0 / 1024.0)))
+        .bitmask()
 }
 
 /// The nearest-first walk of a mesh's wide tree, in the meshes' local frame placed by `place`.
@@ -731,7 +792,7 @@ fn walk_wide<N: NodeLayout, P, F>(
     tree: &WideTree<N>,
     place: Place,
     q: &mut Query<F>,
-    mut offer: impl FnMut(&mut Query<F>, usize) -> ControlFlow<()>,
+    mut offer_leaf: impl FnMut(&mut Query<F>, Range<usize>) -> ControlFlow<()>,
 ) -> ControlFlow<()>
 where
     F: FnMut(&Candidate<P>, &mut f32) -> ControlFlow<()>,
@@ -742,13 +803,7 @@ where
     }
     // The point in the local frame and the margin of that move (module docs), or world boxes.
     let point = q.point;
-    let (point_local, frame_margin) = match place {
-        Place::Shift(o) => (
-            point - o,
-            (point.abs().max_element() + o.abs().max_element()) * FRAME_PAD,
-        ),
-        Place::Affine(_) => (q.point, 0.0),
-    };
+    let (point_local, frame_margin) = place.local(point);
     let lane_d2 = |node: &N, lane: usize| -> (f32, f32) {
         let b = node.child_bounds(lane);
         match place {
@@ -772,18 +827,24 @@ where
             continue;
         }
         if child.is_leaf() {
-            for slot in child.range() {
-                offer(q, slot)?;
-            }
+            offer_leaf(q, child.range())?;
             continue;
         }
         let node = &nodes[child.index as usize];
         lanes.clear();
+        // In the local frame, every lane's distance at once (the same numbers as `lane_d2`).
+        let local = match place {
+            Place::Shift(_) => Some(node.lane_distances_squared(point_local)),
+            Place::Affine(_) => None,
+        };
         for lane in 0..N::WIDTH.min(8) {
             if !node.holds(lane) {
                 continue;
             }
-            let (d2, m) = lane_d2(node, lane);
+            let (d2, m) = match local {
+                Some(d2) => (d2[lane], frame_margin),
+                None => lane_d2(node, lane),
+            };
             if q.reaches(d2, m) {
                 lanes.push((d2, m, node.child(lane)));
             }

@@ -7,6 +7,7 @@ use std::ops::Range;
 use glam::Vec3;
 
 use crate::bvh::ValidationError;
+use crate::geom::closest::box_distance_squared;
 use crate::Aabb;
 
 /// A lane's reference to its child: a leaf over positions `index..index + count` of the tree's
@@ -63,6 +64,20 @@ pub trait NodeLayout: Copy + std::fmt::Debug {
 
     /// The box of everything under the node.
     fn bounds(&self) -> Aabb;
+
+    /// The squared distance from `p` to the box of each lane (at most eight), as
+    /// [`box_distance_squared`] gives it (infinite for an empty lane and past the node's width):
+    /// what a nearest-first point query compares with its radius. A layout may compute the
+    /// lanes together; the answers are the same, bit for bit.
+    #[inline]
+    fn lane_distances_squared(&self, p: Vec3) -> [f32; 8] {
+        let mut out = [f32::INFINITY; 8];
+        for (lane, d2) in out.iter_mut().enumerate().take(Self::WIDTH) {
+            let b = self.child_bounds(lane);
+            *d2 = box_distance_squared(p, b.min, b.max);
+        }
+        out
+    }
 
     /// Stores the exact boxes of the lanes (`lanes[l]` for lane `l`, empty for empty lanes): what
     /// a refit does to each node, bottom-up.
@@ -173,6 +188,25 @@ impl<const W: usize> WideNode<W> {
 
 impl<const W: usize> NodeLayout for WideNode<W> {
     const WIDTH: usize = W;
+
+    /// All lanes from the rows at once, without a branch per lane (the compiler makes SIMD of
+    /// it), each the very operations of [`box_distance_squared`] in its order.
+    #[inline]
+    fn lane_distances_squared(&self, p: Vec3) -> [f32; 8] {
+        // `Vec3::max`'s select, so that the answers match bit for bit.
+        let max = |a: f32, b: f32| if a > b { a } else { b };
+        let [min_x, max_x, min_y, max_y, min_z, max_z] = &self.bounds;
+        let mut out = [f32::INFINITY; 8];
+        for l in 0..W.min(8) {
+            let empty = (min_x[l] > max_x[l]) | (min_y[l] > max_y[l]) | (min_z[l] > max_z[l]);
+            let dx = max(max(min_x[l] - p.x, p.x - max_x[l]), 0.0);
+            let dy = max(max(min_y[l] - p.y, p.y - max_y[l]), 0.0);
+            let dz = max(max(min_z[l] - p.z, p.z - max_z[l]), 0.0);
+            let d2 = dx * dx + dy * dy + dz * dz;
+            out[l] = if empty { f32::INFINITY } else { d2 };
+        }
+        out
+    }
 
     #[inline(always)]
     fn child(&self, lane: usize) -> Child {

@@ -744,3 +744,30 @@ fn lanes_inside_equals_contains_lane_by_lane() {
     }
     assert!(inside > 1_000 && outside > 1_000, "{inside} / {outside}");
 }
+
+/// `lane_distances_squared` of the 8-wide node (all lanes at once) equals the trait's default,
+/// `box_distance_squared` lane by lane, bit for bit, empty lanes included.
+#[test]
+fn lane_distances_equal_box_distance_lane_by_lane() {
+    let mut rng = Pcg64::seed_from_u64(34);
+    for _ in 0..20_000 {
+        let mut node = WideNode::<8>::EMPTY;
+        for lane in 0..rng.gen_range(0..=8) {
+            let scale = 10f32.powi(rng.gen_range(-6..=6));
+            let lo = Vec3::new(rng.gen(), rng.gen(), rng.gen()) * scale - scale / 2.0;
+            let b = Aabb::new(lo, lo + Vec3::new(rng.gen(), rng.gen(), rng.gen()) * scale);
+            node.set_child_bounds(lane, b);
+        }
+        let scale = 10f32.powi(rng.gen_range(-6..=6));
+        let p = (Vec3::new(rng.gen(), rng.gen(), rng.gen()) - 0.5) * scale;
+        let reference: [f32; 8] = std::array::from_fn(|l| {
+            let b = node.child_bounds(l);
+            crate::geom::closest::box_distance_squared(p, b.min, b.max)
+        });
+        assert_eq!(
+            node.lane_distances_squared(p).map(f32::to_bits),
+            reference.map(f32::to_bits),
+            "{node:?} {p}"
+        );
+    }
+}
