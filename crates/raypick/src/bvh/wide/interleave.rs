@@ -93,8 +93,10 @@ pub(crate) fn traverse_nodes_each<N, const W: usize, R, B>(
                 Pace::NextTurn,
                 &mut walk.stack,
                 nodes,
-                #[inline(always)]
-                |range, t_max| run.leaf(state, range, t_max),
+                &mut leaf_fn(
+                    #[inline(always)]
+                    |range, t_max| run.leaf(state, range, t_max),
+                ),
                 &|first| run.leaf_data(first),
                 &boxes,
             );
@@ -136,4 +138,11 @@ fn start_walk<N, R: RayRun>(
         run.finish(i, state);
     }
     None
+}
+
+/// `leaf` itself: a call argument, where a closure may carry `#[inline(always)]`, whose result
+/// the walk borrows (`&mut`) for its step.
+#[inline(always)]
+fn leaf_fn<F: FnMut(Range<usize>, &mut f32) -> ControlFlow<()>>(leaf: F) -> F {
+    leaf
 }
