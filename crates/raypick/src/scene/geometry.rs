@@ -131,11 +131,14 @@ impl TriMesh {
                 *flag = true;
             }
         }
-        // The vertex first: where SSE's `min`/`max` meet a NaN they return their second operand,
-        // so a NaN coordinate is skipped.
         let (mut min, mut max) = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
         for (&p, _) in self.vertices.iter().zip(&used).filter(|(_, &u)| u) {
-            (min, max) = (Vec3A::from(p).min(min), Vec3A::from(p).max(max));
+            let p = Vec3A::from(p);
+            // A NaN coordinate is skipped by select, not left to `min`/`max`, whose NaN rules
+            // differ between SSE (the second operand) and WebAssembly (NaN).
+            let number = p.cmpeq(p);
+            min = Vec3A::select(number, p.min(min), min);
+            max = Vec3A::select(number, p.max(max), max);
         }
         if min.cmpgt(max).any() {
             return Aabb::EMPTY;
