@@ -765,26 +765,35 @@ impl MeshAccel {
 
 /// The lanes of `block` (bit `i` for lane `i`) whose triangle's box may hold a point within the
 /// query's radius of `point_local` (the block's frame, moved there with rounding `margin`): the
-/// walk's box test, on the four triangles' boxes at once, before any triangle is offered. It only
-/// prunes: the test is the one that prunes the tree's boxes, with the relative slack of the
-/// closest-point query's own triangle-box test (`2⁻¹⁰`, far above the rounding of either
-/// distance), so no triangle that could reach or tie the radius is dropped; the offered ones go
-/// through the exact kernel.
+/// walk's box test, on the four triangles' boxes at once ([`triangle_box_d2`]), before any
+/// triangle is offered. It only prunes: the test is the one that prunes the tree's boxes, with the
+/// relative slack of the closest-point query's own triangle-box test (`2⁻¹⁰`, far above the
+/// rounding of either distance), so no triangle that could reach or tie the radius is dropped;
+/// the offered ones go through the exact kernel.
 #[inline(always)]
 fn lanes_in_reach<F>(block: &Tri4, point_local: Vec3, q: &Query<F>, margin: f32) -> u32 {
+    let r = q.radius + margin;
+    // NaN distances (never from finite vertices) compare false: such a lane is not offered, as
+    // `box_distance_squared` gives no reach to a NaN box.
+    Vec4::from(triangle_box_d2(block, point_local))
+        .cmple(Vec4::splat(r * r * (1.0 + 1.0 / 1024.0)))
+        .bitmask()
+}
+
+/// The squared distance from `p` to the box of each of `block`'s four triangles, four at once:
+/// for finite vertices the very numbers of [`box_distance_squared`] on each box (the same
+/// operations in the same order).
+#[inline(always)]
+fn triangle_box_d2(block: &Tri4, p: Vec3) -> [f32; LANES] {
     let mut d2 = Vec4::ZERO;
     for axis in 0..3 {
         let [a, b, c] = [0, 1, 2].map(|k| Vec4::from(block.v[k][axis]));
         let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
-        let p = Vec4::splat(point_local[axis]);
+        let p = Vec4::splat(p[axis]);
         let d = (lo - p).max(p - hi).max(Vec4::ZERO);
         d2 += d * d;
     }
-    let r = q.radius + margin;
-    // NaN distances (never from finite vertices) compare false: such a lane is not offered, as
-    // `box_distance_squared` gives no reach to a NaN box.
-    d2.cmple(Vec4::splat(r * r * (1.0 + 1.0 / 1024.0)))
-        .bitmask()
+    d2.to_array()
 }
 
 /// The nearest-first walk of a mesh's wide tree, in the meshes' local frame placed by `place`.
@@ -804,26 +813,27 @@ where
     // The point in the local frame and the margin of that move (module docs), or world boxes.
     let point = q.point;
     let (point_local, frame_margin) = place.local(point);
-    let lane_d2 = |node: &N, lane: usize| -> (f32, f32) {
-        let b = node.child_bounds(lane);
+    // Every lane's squared distance: in the local frame all at once; under an affine placement
+    // each lane's box moved to world space first.
+    let lane_d2 = |node: &N| -> [f32; 8] {
         match place {
-            Place::Shift(_) => (
-                box_distance_squared(point_local, b.min, b.max),
-                frame_margin,
-            ),
-            Place::Affine(m) => {
-                let b = pad_box(transform_box(&m, &b));
-                (box_distance_squared(point, b.min, b.max), 0.0)
-            }
+            Place::Shift(_) => node.lane_distances_squared(point_local),
+            Place::Affine(m) => std::array::from_fn(|lane| {
+                if lane >= N::WIDTH {
+                    return f32::INFINITY;
+                }
+                let b = pad_box(transform_box(&m, &node.child_bounds(lane)));
+                box_distance_squared(point, b.min, b.max)
+            }),
         }
     };
     // A wide tree is at most as deep as its binary tree; each level defers at most WIDTH - 1.
-    let mut stack: Vec<(f32, f32, crate::bvh::wide::Child)> = Vec::with_capacity(64);
-    stack.push((0.0, 0.0, crate::bvh::wide::Child::node(0)));
-    let mut lanes: arrayvec::ArrayVec<(f32, f32, crate::bvh::wide::Child), 8> =
+    let mut stack: Vec<(f32, crate::bvh::wide::Child)> = Vec::with_capacity(64);
+    stack.push((0.0, crate::bvh::wide::Child::node(0)));
+    let mut lanes: arrayvec::ArrayVec<(f32, crate::bvh::wide::Child), 8> =
         arrayvec::ArrayVec::new();
-    while let Some((d2, m, child)) = stack.pop() {
-        if !q.reaches(d2, m) {
+    while let Some((d2, child)) = stack.pop() {
+        if !q.reaches(d2, frame_margin) {
             continue;
         }
         if child.is_leaf() {
@@ -831,22 +841,11 @@ where
             continue;
         }
         let node = &nodes[child.index as usize];
+        let d2 = lane_d2(node);
         lanes.clear();
-        // In the local frame, every lane's distance at once (the same numbers as `lane_d2`).
-        let local = match place {
-            Place::Shift(_) => Some(node.lane_distances_squared(point_local)),
-            Place::Affine(_) => None,
-        };
-        for lane in 0..N::WIDTH.min(8) {
-            if !node.holds(lane) {
-                continue;
-            }
-            let (d2, m) = match local {
-                Some(d2) => (d2[lane], frame_margin),
-                None => lane_d2(node, lane),
-            };
-            if q.reaches(d2, m) {
-                lanes.push((d2, m, node.child(lane)));
+        for (lane, &d2) in d2.iter().enumerate().take(N::WIDTH) {
+            if node.holds(lane) && q.reaches(d2, frame_margin) {
+                lanes.push((d2, node.child(lane)));
             }
         }
         // Farthest first onto the stack, so the nearest is popped next.
@@ -854,4 +853,37 @@ where
         stack.extend(lanes.iter().copied());
     }
     ControlFlow::Continue(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    use super::*;
+
+    /// The four-at-once triangle box distances are `box_distance_squared` of each triangle's box,
+    /// bit for bit, at magnitudes from 1e-6 to 1e6.
+    #[test]
+    fn triangle_box_distances_equal_box_distance_lane_by_lane() {
+        let mut rng = Pcg64::seed_from_u64(34);
+        for _ in 0..20_000 {
+            let scale = 10f32.powi(rng.gen_range(-6..=6));
+            let mut v = || (Vec3::new(rng.gen(), rng.gen(), rng.gen()) - 0.5) * scale;
+            let mut block = Tri4::ZERO;
+            let tris: [[Vec3; 3]; LANES] = std::array::from_fn(|_| [v(), v(), v()]);
+            for (lane, &tri) in tris.iter().enumerate() {
+                block.set(lane, tri);
+            }
+            let p = v() * 2.0;
+            let reference = tris.map(|[a, b, c]| {
+                box_distance_squared(p, a.min(b).min(c), a.max(b).max(c)).to_bits()
+            });
+            assert_eq!(
+                triangle_box_d2(&block, p).map(f32::to_bits),
+                reference,
+                "{tris:?} {p}"
+            );
+        }
+    }
 }

@@ -267,7 +267,7 @@ impl Cursor {
         // `(*leaf)`: the closure's own `call_mut`, inlined with the walk's CPU features. A call
         // on the reference itself goes through the standard library's `&mut F` forwarding
         // impl, which the compiler may keep out of line, compiled without them: the leaf's AVX
-        // intrinsics then become calls (the crossing counts of the parity test ran 7× slower).
+        // intrinsics then become calls (the crossing counts of the parity test ran 4.6× slower).
         (*leaf)(child.range(), &mut self.t_max)?;
         self.prune = prune_bound(self.t_max);
         ControlFlow::Continue(())
