@@ -99,9 +99,8 @@ pub fn signed_distances(scene: u32, points: u32, method: u32, out_f32: u32) -> i
                 }
                 let n = data.len() / 3;
                 check_out_len(dist, n, "out")?;
-                for (d, c) in dist.iter_mut().zip(data.chunks_exact(3)) {
-                    *d = scene.signed_distance(Vec3::new(c[0], c[1], c[2]), method);
-                }
+                let points: Vec<Vec3> = data.chunks_exact(3).map(Vec3::from_slice).collect();
+                dist.copy_from_slice(&scene.signed_distances(&points, method));
                 count(n, "points")
             })?
         })

@@ -378,6 +378,83 @@ fn batches_answer_as_single_queries() {
     }
 }
 
+/// Batches answer their points in Morton order, each query starting from the previous point's
+/// triangle: the answers must still be those of single queries, ties included. Two coincident
+/// copies of a box and points on a lattice (on the box's planes of symmetry, so many are
+/// equidistant from two or three faces and always from both copies): the smallest key wins in
+/// every batch, for 1 and 3 threads, whatever triangle the previous point left as the start.
+#[test]
+fn seeded_batches_keep_single_answers_and_ties_for_any_thread_count() {
+    let mut b = SceneBuilder::new();
+    b.add_mesh(cuboid(Vec3::ONE));
+    b.add_mesh(cuboid(Vec3::ONE));
+    b.add_mesh(placed(
+        &read_obj("obj/teapot.obj"),
+        0.1,
+        Vec3::new(3.0, 0.0, 0.0),
+    ));
+    let scene = b.build().unwrap();
+    let mut points = Vec::new();
+    for i in -8..=8 {
+        for j in -8..=8 {
+            for k in -8..=8 {
+                points.push(Vec3::new(i as f32, j as f32, k as f32) * 0.25);
+            }
+        }
+    }
+    let mut rng = Pcg64::seed_from_u64(39);
+    points.extend(
+        query_points(&read_obj("obj/teapot.obj"), 500, &mut rng)
+            .iter()
+            .map(|&p| p * 0.1 + Vec3::new(3.0, 0.0, 0.0)),
+    );
+    let single: Vec<Option<ClosestPoint>> =
+        points.iter().map(|&p| scene.closest_point(p)).collect();
+    let on_box = single
+        .iter()
+        .filter(|c| c.is_some_and(|c| c.geom < 2))
+        .count();
+    assert!(on_box > 4000, "{on_box}");
+    assert!(
+        single.iter().all(|c| c.is_some_and(|c| c.geom != 1)),
+        "the first copy wins ties"
+    );
+    let paths: Vec<_> = points
+        .iter()
+        .map(|&p| scene.closest_point_path(p))
+        .collect();
+    let distances: Vec<u32> = points
+        .iter()
+        .map(|&p| scene.distance(p).to_bits())
+        .collect();
+    let signed: Vec<u32> = points
+        .iter()
+        .map(|&p| scene.signed_distance(p, InsideMethod::Parity).to_bits())
+        .collect();
+    let check = || {
+        let got = scene.closest_points(&points);
+        for ((got, want), p) in got.iter().zip(&single).zip(&points) {
+            assert_eq!(got, want, "{p}");
+        }
+        assert_eq!(scene.closest_point_paths(&points), paths);
+        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+        assert_eq!(bits(scene.distances(&points)), distances);
+        assert_eq!(
+            bits(scene.signed_distances(&points, InsideMethod::Parity)),
+            signed
+        );
+    };
+    check();
+    #[cfg(feature = "parallel")]
+    for threads in [1, 3] {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(check);
+    }
+}
+
 #[test]
 fn bad_points_answer_nan_or_nothing_and_empty_scenes_infinity() {
     let scene = scene_of(icosphere(1, Vec3::ZERO, 1.0));

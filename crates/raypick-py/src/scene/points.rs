@@ -1,8 +1,9 @@
 //! Point queries: Open3D's `compute_closest_points`, `compute_distance`,
 //! `compute_signed_distance`, `compute_occupancy`, and trimesh's `contains` and
 //! `proximity.closest_point`. Points are any `(..., 3)` real array; answers are shaped like its
-//! leading dimensions. Each batch runs detached from the GIL on the requested threads; every point
-//! is answered on its own, so the answers do not depend on the number of threads.
+//! leading dimensions. Each batch runs detached from the GIL on the requested threads, through the
+//! engine's batches (points in Morton order, each query starting from its neighbour's answer);
+//! the answers are those of single queries, whatever the number of threads.
 
 use glam::{DVec3, Vec3};
 use numpy::PyArrayDyn;
@@ -42,6 +43,15 @@ fn points_of(
     Ok((f, points))
 }
 
+/// Runs the engine's batch `f` on `nthreads` threads, the GIL released.
+fn engine_batch<T: Send>(
+    py: Python<'_>,
+    nthreads: NThreads,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    py.detach(|| threads::run(nthreads, f))
+}
+
 /// Runs `answer` for every point on `nthreads` threads, the GIL released.
 fn batch<T: Send>(
     py: Python<'_>,
@@ -71,14 +81,15 @@ pub(super) fn compute_closest_points<'py>(
     // With the instance path where instances nest (the geometry ids depend on it); elsewhere
     // the top-level instance is the whole path.
     let nests = built.nests();
-    let found: Vec<Option<(ClosestPoint, InstancePath)>> = batch(py, nthreads, &points, |p| {
+    let found: Vec<Option<(ClosestPoint, InstancePath)>> = engine_batch(py, nthreads, || {
         if nests {
-            built.scene.closest_point_path(p)
+            built.scene.closest_point_paths(&points)
         } else {
-            built
-                .scene
-                .closest_point(p)
-                .map(|c| (c, InstancePath::EMPTY))
+            let found = built.scene.closest_points(&points);
+            found
+                .into_iter()
+                .map(|c| c.map(|c| (c, InstancePath::EMPTY)))
+                .collect()
         }
     })?;
     let n = found.len();
@@ -128,7 +139,7 @@ pub(super) fn compute_distance<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let out = batch(py, nthreads, &points, |p| built.scene.distance(p))?;
+    let out = engine_batch(py, nthreads, || built.scene.distances(&points))?;
     to_numpy(py, out, &f.lead, &[])
 }
 
@@ -142,8 +153,8 @@ pub(super) fn compute_signed_distance<'py>(
     let method = inside_method(method)?;
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let out = batch(py, nthreads, &points, |p| {
-        built.scene.signed_distance(p, method)
+    let out = engine_batch(py, nthreads, || {
+        built.scene.signed_distances(&points, method)
     })?;
     to_numpy(py, out, &f.lead, &[])
 }
@@ -184,7 +195,7 @@ pub(super) fn closest_point<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let built = scene.built(py)?;
     let (f, pts) = points_of(points, "points", Some(2), built.origin)?;
-    let found = batch(py, NThreads::ALL, &pts, |p| built.scene.closest_point(p))?;
+    let found = engine_batch(py, NThreads::ALL, || built.scene.closest_points(&pts))?;
     let n = found.len();
     let mut at = Vec::with_capacity(3 * n);
     let mut distance = Vec::with_capacity(n);
