@@ -892,6 +892,64 @@ fn batches_equal_single_queries_for_any_thread_count() {
     }
 }
 
+/// Parallel rays from scattered origins (a directional light's shadow rays from shuffled points)
+/// are cast in the Morton order of their origins (`raypick::scene::order`): the answers come
+/// back in input order, equal to single rays', for every option set and thread count, with and
+/// without segments' ends.
+#[test]
+fn scattered_parallel_rays_are_reordered_and_answer_as_single_rays() {
+    let mut rng = Pcg64::seed_from_u64(501);
+    let scene = random_scene(&mut rng, 1.0, BuildConfig::default());
+    let sun = Vec3::new(-0.31, 0.87, 0.38);
+    let rays: Vec<Ray> = (0..5000)
+        .map(|i| {
+            let origin = rand_vec(&mut rng) * 1.2 - sun * 0.5;
+            if i % 2 == 0 {
+                Ray::new(origin, sun)
+            } else {
+                Ray::new(origin, sun).with_range(0.0, rng.gen_range(0.1..3.0))
+            }
+        })
+        .collect();
+    assert!(raypick::scene::order::scattered_parallel_order(
+        rays.len(),
+        |i| rays[i].origin,
+        |i| rays[i].dir
+    )
+    .is_some());
+    for opts in option_sets() {
+        let single: Vec<Option<Hit>> = rays
+            .iter()
+            .map(|r| scene.intersect_with(r, &opts))
+            .collect();
+        let occl: Vec<bool> = rays.iter().map(|r| scene.occluded_with(r, &opts)).collect();
+        if opts.mask == QueryOptions::default().mask {
+            let hits = single.iter().flatten().count();
+            assert!(hits > 200 && hits < 4800, "{hits}");
+        }
+        let paths: Vec<Option<(Hit, InstancePath)>> = rays
+            .iter()
+            .map(|r| scene.intersect_path_with(r, &opts))
+            .collect();
+        let check = || {
+            assert_eq!(scene.intersect_batch(&rays, &opts), single);
+            assert_eq!(scene.occluded_batch(&rays, &opts), occl);
+            let mut with_paths = vec![None; rays.len()];
+            scene.intersect_path_batch_into(&rays, &opts, &mut with_paths);
+            assert_eq!(with_paths, paths);
+        };
+        check();
+        #[cfg(feature = "parallel")]
+        for threads in [1, 3] {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(check);
+        }
+    }
+}
+
 #[test]
 fn batches_in_a_scene_of_one_mesh_answer_like_single_rays() {
     // A scene of one mesh answers a batch's single rays in one loop inside the mesh's compiled

@@ -67,6 +67,7 @@ use glam::{Affine3A, Vec3, Vec4};
 
 use super::geometry::transform_box;
 use super::hit::{InstancePath, PathRecord, TopInstance};
+use super::order::morton_order;
 use super::{pad_box, Accel, Geometry, MeshAccel, MeshBvh, Scene, Spheres, SpheresAccel, TopItem};
 use crate::bvh::wide::{NodeLayout, WideTree};
 use crate::bvh::{Bvh, MAX_DEPTH};
@@ -251,7 +252,7 @@ impl<F> Query<F> {
 
 /// Where a closest-point query of a batch starts: the position (slot) in the scene's own meshes
 /// of the triangle that answered the batch's previous point. Batches answer their points in
-/// Morton order ([`morton_order`]), so that triangle is near, and its exact distance bounds the
+/// Morton order ([`super::order`]), so that triangle is near, and its exact distance bounds the
 /// query's radius from the start: the walk prunes at once what it would otherwise visit while
 /// its radius shrinks. A seed never changes an answer (see [`Scene::closest_in`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -593,7 +594,7 @@ impl Scene {
         points.iter().map(|&p| self.contains(p, method)).collect()
     }
 
-    /// `answer(points[i], seed)` for every `i`, in Morton order ([`morton_order`]), in runs of
+    /// `answer(points[i], seed)` for every `i`, in Morton order ([`super::order`]), in runs of
     /// [`RUN`] points on all cores (feature `parallel`), each run carrying its [`Seed`] from
     /// point to point; the answers come back in input order.
     fn answer_points<T: Copy + Send + Sync>(
@@ -601,7 +602,7 @@ impl Scene {
         points: &[Vec3],
         answer: impl Fn(Vec3, &mut Seed) -> T + Sync,
     ) -> Vec<T> {
-        let order = morton_order(points, self.bounds());
+        let order = morton_order(points.len(), |i| points[i], self.bounds());
         let run = |ids: &[u32]| {
             let mut seed = Seed::NONE;
             ids.iter()
@@ -696,52 +697,6 @@ impl Scene {
 /// Points per run of a batch (one task, one seed chain): long enough that the first query's
 /// missing seed does not matter, short enough to balance the cores.
 const RUN: usize = 1024;
-
-/// The indices of `points` sorted by the Morton code (Z-order, 10 bits per axis) of their
-/// position in `bounds` (points outside clamp to its faces, a NaN coordinate counts as its
-/// minimum): points close in space come close in the order. Ties keep input order.
-fn morton_order(points: &[Vec3], bounds: Aabb) -> Vec<u32> {
-    let extent = (bounds.max - bounds.min).max(Vec3::splat(f32::MIN_POSITIVE));
-    let scale = Vec3::splat(1023.0) / extent;
-    // Spreads the low 10 bits of `x` to every third bit.
-    let spread = |x: u32| {
-        let mut x = x & 0x3ff;
-        x = (x | x << 16) & 0x0300_00ff;
-        x = (x | x << 8) & 0x0300_f00f;
-        x = (x | x << 4) & 0x030c_30c3;
-        (x | x << 2) & 0x0924_9249
-    };
-    let code = |p: Vec3| {
-        // `as u32` saturates (and sends NaN to 0); finite bounds keep `scale` finite.
-        let q = ((p - bounds.min) * scale).to_array().map(|c| c as u32);
-        spread(q[0]) << 2 | spread(q[1]) << 1 | spread(q[2])
-    };
-    // A least-significant-digit radix sort, three stable passes of 10 bits: a few linear passes,
-    // where a comparison sort of the same keys took a tenth of a fast query batch.
-    let mut keyed: Vec<(u32, u32)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| (code(p), i as u32))
-        .collect();
-    let mut other = vec![(0u32, 0u32); keyed.len()];
-    for shift in [0, 10, 20] {
-        let digit = |k: u32| (k >> shift & 0x3ff) as usize;
-        let mut start = vec![0u32; 1025];
-        for &(k, _) in &keyed {
-            start[digit(k) + 1] += 1;
-        }
-        for d in 0..1024 {
-            start[d + 1] += start[d];
-        }
-        for &e in &keyed {
-            let at = &mut start[digit(e.0)];
-            other[*at as usize] = e;
-            *at += 1;
-        }
-        std::mem::swap(&mut keyed, &mut other);
-    }
-    keyed.into_iter().map(|(_, i)| i).collect()
-}
 
 /// The squared distance from `point_world` to box `b` of a scene placed by `world_from_scene`,
 /// and the margin that covers its rounding.
