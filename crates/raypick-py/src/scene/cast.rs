@@ -8,7 +8,6 @@ use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
-use raypick::scene::order::scattered_parallel_order;
 use raypick::{Hit, InstancePath, Ray, MAX_INSTANCE_DEPTH};
 
 use super::options::{Given, QueryArgs};
@@ -150,56 +149,8 @@ impl CastOut<'_> {
     fn cast(self, built: &Built, floats: &[AtomicU32], args: &QueryArgs) {
         let opts = args.options();
         let nests = built.nests();
+        use rayon::prelude::*;
         const CHUNK: usize = RAY_CHUNK;
-        let ray_i = |i: usize| {
-            let (t_min, t_max) = args.span(i);
-            ray_of(&floats[6 * i..6 * i + 6], t_min, t_max)
-        };
-        // Parallel rays in scattered order: cast in the Morton order of their origins by the
-        // engine's batch, the answers written back to their rows.
-        if let Some(order) = scattered_parallel_order(
-            self.t_hit.len(),
-            |i| Vec3::from_array([0, 1, 2].map(|k| value(floats, 6 * i + k))),
-            |i| Vec3::from_array([3, 4, 5].map(|k| value(floats, 6 * i + k))),
-        ) {
-            let rays: Vec<Ray> = order.par_iter().map(|&i| ray_i(i as usize)).collect();
-            let mut rank = vec![0u32; order.len()];
-            for (r, &i) in order.iter().enumerate() {
-                rank[i as usize] = r as u32;
-            }
-            if nests {
-                let mut sorted = vec![None; rays.len()];
-                built
-                    .scene
-                    .intersect_path_batch_into(&rays, &opts, &mut sorted);
-                self.each_chunk(CHUNK, |chunk, rows| {
-                    let ranks = &rank[chunk * CHUNK..][..rows.t_hit.len()];
-                    rows.write(
-                        built,
-                        ranks.iter().map(|&r| {
-                            sorted[r as usize]
-                                .as_ref()
-                                .map(|(h, path)| (h, path.as_slice()))
-                        }),
-                    );
-                });
-            } else {
-                let mut sorted = vec![None; rays.len()];
-                built.scene.intersect_batch_into(&rays, &opts, &mut sorted);
-                self.each_chunk(CHUNK, |chunk, rows| {
-                    let ranks = &rank[chunk * CHUNK..][..rows.t_hit.len()];
-                    rows.write(
-                        built,
-                        ranks.iter().map(|&r| {
-                            sorted[r as usize]
-                                .as_ref()
-                                .map(|h| (h, h.instance.as_slice()))
-                        }),
-                    );
-                });
-            }
-            return;
-        }
         self.t_hit
             .par_chunks_mut(CHUNK)
             .zip(self.geometry_ids.par_chunks_mut(CHUNK))
@@ -246,31 +197,6 @@ impl CastOut<'_> {
                     }
                 },
             );
-    }
-
-    /// `f(chunk, rows)` for every chunk of `chunk` rows, on the current rayon pool.
-    fn each_chunk(self, chunk: usize, f: impl Fn(usize, CastOut<'_>) + Sync) {
-        self.t_hit
-            .par_chunks_mut(chunk)
-            .zip(self.geometry_ids.par_chunks_mut(chunk))
-            .zip(self.primitive_ids.par_chunks_mut(chunk))
-            .zip(self.primitive_uvs.par_chunks_mut(2 * chunk))
-            .zip(self.primitive_normals.par_chunks_mut(3 * chunk))
-            .zip(self.instance_ids.par_chunks_mut(chunk))
-            .enumerate()
-            .for_each(|(k, (((((t, geom), prim), uv), normal), inst))| {
-                f(
-                    k,
-                    CastOut {
-                        t_hit: t,
-                        geometry_ids: geom,
-                        primitive_ids: prim,
-                        primitive_uvs: uv,
-                        primitive_normals: normal,
-                        instance_ids: inst,
-                    },
-                )
-            });
     }
 
     /// Writes one answer per row: a hit and its instance path, or a miss.
@@ -405,30 +331,9 @@ pub(super) fn test_occlusions<'py>(
     let out = py.detach(|| {
         threads::run(nthreads, || {
             use rayon::prelude::*;
-            let n = values.len() / 6;
-            let ray_i = |i: usize| {
-                let (t_min, t_max) = args.span(i);
-                ray_of(&values[6 * i..6 * i + 6], t_min, t_max)
-            };
-            // Parallel rays in scattered order: cast in the Morton order of their origins by the
-            // engine's batch, the answers put back in input order.
-            if let Some(order) = scattered_parallel_order(
-                n,
-                |i| Vec3::from_array([0, 1, 2].map(|k| value(values, 6 * i + k))),
-                |i| Vec3::from_array([3, 4, 5].map(|k| value(values, 6 * i + k))),
-            ) {
-                let rays: Vec<Ray> = order.par_iter().map(|&i| ray_i(i as usize)).collect();
-                let mut sorted = vec![false; n];
-                built.scene.occluded_batch_into(&rays, &opts, &mut sorted);
-                let mut out = vec![false; n];
-                for (&i, &b) in order.iter().zip(&sorted) {
-                    out[i as usize] = b;
-                }
-                return out;
-            }
             // Rays are made from the floats as they are cast: a materialized `Vec<Ray>` (32 MB
             // per million rays, written and page-faulted once) cost a sixth of the cast.
-            let mut out = vec![false; n];
+            let mut out = vec![false; values.len() / 6];
             out.par_chunks_mut(RAY_CHUNK)
                 .zip(values.par_chunks(6 * RAY_CHUNK))
                 .enumerate()

@@ -98,7 +98,7 @@ mod finish;
 mod geometry;
 mod hit;
 mod mesh_bvh;
-pub mod order;
+mod order;
 mod passes;
 pub mod point;
 mod query;

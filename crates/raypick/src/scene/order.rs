@@ -1,16 +1,13 @@
-//! The order a batch is answered in: Morton order (Z-order) of points, and the one kind of ray
-//! batch whose own order costs a walk its coherence, parallel rays from scattered origins.
+//! Morton order (Z-order): the order point batches are answered in ([`super::point`]), so that
+//! consecutive queries start close to each other and walk the same cached nodes.
 //!
-//! A directional light's shadow rays, an orthographic view or a sampling along one axis give
-//! rays that share a direction; from hit points in shuffled order (or any order unrelated to
-//! space) neighbouring rays start far apart, so the batch walk finds no packet and each ray
-//! reloads the nodes its predecessor left. Cast in the Morton order of their origins the same
-//! rays form tight packets (same direction, close origins) and share cached nodes: on the
-//! matrix's directional shadow rays, 1.9× on sponza and sibenik (one thread), where the sort
-//! costs a tenth of that. Rays of other batches (camera rays, bounces and shadow rays in pixel
-//! order, rays of random directions) gain nothing from reordering, so only parallel rays in
-//! scattered order are reordered ([`scattered_parallel_order`]). Every ray is answered on its
-//! own (packets answer as single rays do), so the order never changes an answer.
+//! Ray batches are cast in their own order. Parallel rays from scattered origins (a directional
+//! light's shadow rays from shuffled hit points) run up to 1.9× faster in the Morton order of
+//! their origins (sibenik, sponza, one thread: they form tight packets), but putting a million
+//! rays in that order and back (the sort, the gather, the scatter) cost ~60 ms on one thread,
+//! more than the gain on scenes where such rays stop at once (the conference room: 16 Mrays/s
+//! either way, 8–11 with the reordering). Callers that make such rays can make them in spatial
+//! order (see BENCHMARKS.md, "Ideas measured and not kept").
 
 use glam::Vec3;
 
@@ -23,7 +20,7 @@ pub(crate) fn morton_order(n: usize, point: impl Fn(usize) -> Vec3, bounds: Aabb
     let extent = (bounds.max - bounds.min).max(Vec3::splat(f32::MIN_POSITIVE));
     let scale = Vec3::splat(255.0) / extent;
     // Spreads the low 8 bits of `x` to every third bit (the usual 10-bit spread; 256 cells a side
-    // order the rays of a million-ray batch as well as 1024 do, in one radix pass less).
+    // are 16M cells, finer than a batch of a million points needs, in one radix pass less).
     let spread = |x: u32| {
         let mut x = x & 0xff;
         x = (x | x << 16) & 0x0300_00ff;
@@ -58,49 +55,6 @@ pub(crate) fn morton_order(n: usize, point: impl Fn(usize) -> Vec3, bounds: Aabb
         std::mem::swap(&mut keyed, &mut other);
     }
     keyed.into_iter().map(|(_, i)| i).collect()
-}
-
-/// Batches smaller than this are cast in their own order: sorting would not pay.
-const MIN_REORDER: usize = 2048;
-
-/// Rays sampled to decide (pairs of neighbours, evenly spread over the batch).
-const SAMPLES: usize = 64;
-
-/// The Morton order of the origins of a batch of `n` rays (origin `origin(i)`, direction
-/// `dir(i)`) when it is a batch of
-/// parallel rays in scattered order (see the [module docs](self)), else `None` (cast it as it
-/// is). Decided on [`SAMPLES`] pairs of neighbouring rays spread over the batch: every sampled
-/// direction equal to the first (bit for bit, as a directional light's rays are), finite
-/// origins, and neighbours on average farther apart than 1/64 of the diagonal of the sampled
-/// origins' box (pixel order puts neighbours about 1/1000 apart; shuffled points about 1/2).
-pub fn scattered_parallel_order(
-    n: usize,
-    origin: impl Fn(usize) -> Vec3,
-    dir: impl Fn(usize) -> Vec3,
-) -> Option<Vec<u32>> {
-    if n < MIN_REORDER {
-        return None;
-    }
-    let first = dir(0);
-    let mut origins = Aabb::EMPTY;
-    let mut steps = 0.0f64;
-    for k in 0..SAMPLES {
-        let i = k * (n - 2) / (SAMPLES - 1);
-        let (a, b) = (origin(i), origin(i + 1));
-        if dir(i) != first || dir(i + 1) != first || !a.is_finite() || !b.is_finite() {
-            return None;
-        }
-        origins = origins.grow(a).grow(b);
-        steps += f64::from((b - a).length());
-    }
-    // Finite origins: both are finite, and equal origins (0 and 0) stay as they are.
-    let diagonal = f64::from((origins.max - origins.min).length());
-    if steps / SAMPLES as f64 <= diagonal / 64.0 {
-        return None;
-    }
-    // The sampled origins' box orders the batch: origins outside it clamp to its faces, which
-    // keeps them together (a pass for the whole batch's box cost a fifth of the sort).
-    Some(morton_order(n, origin, origins))
 }
 
 #[cfg(test)]
@@ -139,34 +93,5 @@ mod tests {
         // Equal points (and NaN, which counts as the box's minimum) keep their input order.
         let same = [Vec3::ONE, Vec3::NAN, Vec3::ONE, Vec3::ZERO, Vec3::ONE];
         assert_eq!(morton_order(5, |i| same[i], bounds), [1, 3, 0, 2, 4]);
-    }
-
-    #[test]
-    fn only_parallel_rays_in_scattered_order_are_reordered() {
-        let n = 10_000;
-        let hash = |i: usize| ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f32;
-        let scattered =
-            |i: usize| Vec3::new(hash(i) % 97.0, hash(i + n) % 89.0, hash(i + 2 * n) % 83.0);
-        let in_rows = |i: usize| Vec3::new((i % 100) as f32, (i / 100) as f32, 0.0);
-        let sun = Vec3::new(0.3, 0.9, 0.1);
-        let order = scattered_parallel_order(n, scattered, |_| sun).unwrap();
-        // In Morton order, neighbours are close.
-        let step = |o: &[u32]| -> f32 {
-            o.windows(2)
-                .map(|w| (scattered(w[1] as usize) - scattered(w[0] as usize)).length())
-                .sum()
-        };
-        let input: Vec<u32> = (0..n as u32).collect();
-        assert!(
-            step(&order) * 10.0 < step(&input),
-            "{} {}",
-            step(&order),
-            step(&input)
-        );
-        // Parallel rays in pixel order (an orthographic camera), rays of varied directions, a
-        // batch too small to pay: as they are.
-        assert!(scattered_parallel_order(n, in_rows, |_| sun).is_none());
-        assert!(scattered_parallel_order(n, scattered, |i| scattered(i + 1)).is_none());
-        assert!(scattered_parallel_order(100, scattered, |_| sun).is_none());
     }
 }

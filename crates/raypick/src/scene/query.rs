@@ -4,7 +4,6 @@
 use std::ops::ControlFlow;
 
 use super::hit::{InstancePath, PathRecord, RawHit, TopInstance};
-use super::order::scattered_parallel_order;
 use super::traverse::{Collector, Ctx, Mode};
 use super::{Crossing, Hit, HitFilter, QueryOptions, Scene};
 use crate::bvh::wide::{Order, PACKET};
@@ -746,28 +745,12 @@ impl Scene {
     }
     /// Splits a batch into chunks for rayon (feature `parallel`), each answered by `run(rays, out)`
     /// (the single-threaded batch entry, [`Scene::intersect_into`] or [`Scene::occluded_into`]).
-    /// Parallel rays in scattered order are answered in the Morton order of their origins
-    /// ([`super::order`]) and the answers put back in input order.
-    fn for_each_chunk<T: Copy + Send + Sync>(
+    fn for_each_chunk<T: Send>(
         &self,
         rays: &[Ray],
         out: &mut [T],
         run: impl Fn(&[Ray], &mut [T]) + Sync,
     ) {
-        let Some(order) = scattered_parallel_order(rays.len(), |i| rays[i].origin, |i| rays[i].dir)
-        else {
-            return Self::chunks(rays, out, run);
-        };
-        let sorted_rays: Vec<Ray> = order.iter().map(|&i| rays[i as usize]).collect();
-        let mut sorted_out: Vec<T> = order.iter().map(|&i| out[i as usize]).collect();
-        Self::chunks(&sorted_rays, &mut sorted_out, run);
-        for (&i, &t) in order.iter().zip(&sorted_out) {
-            out[i as usize] = t;
-        }
-    }
-
-    /// [`Scene::for_each_chunk`] in the batch's own order.
-    fn chunks<T: Send>(rays: &[Ray], out: &mut [T], run: impl Fn(&[Ray], &mut [T]) + Sync) {
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
