@@ -548,7 +548,8 @@ impl Scene {
 
     /// [`Scene::closest_point`] for every point, on all cores (feature `parallel`): the answers
     /// of [`Scene::closest_point`] for any number of threads. The points are answered in Morton
-    /// order, each query starting from its predecessor's triangle ([`Seed`]).
+    /// order, each query starting from its predecessor's triangle (see the
+    /// [module docs](self#batches)).
     pub fn closest_points(&self, points: &[Vec3]) -> Vec<Option<ClosestPoint>> {
         self.answer_points(points, |p, seed| {
             self.closest_seeded(p, f32::INFINITY, Mode::Bvh, seed)
