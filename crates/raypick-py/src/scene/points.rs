@@ -10,15 +10,11 @@ use numpy::PyArrayDyn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use rayon::prelude::*;
 use raypick::{ClosestPoint, InsideMethod, InstancePath};
 
 use super::{PyScene, INVALID_ID};
 use crate::arrays::{put, read_floats_from, to_numpy, Floats};
 use crate::threads::{self, NThreads};
-
-/// Points per rayon task: enough work to amortize the task, small enough to balance.
-const MIN_LEN: usize = 256;
 
 /// The `method` argument: `"parity"` or `"winding_number"`.
 pub(super) fn inside_method(method: &str) -> PyResult<InsideMethod> {
@@ -44,30 +40,8 @@ fn points_of(
 }
 
 /// Runs the engine's batch `f` on `nthreads` threads, the GIL released.
-fn engine_batch<T: Send>(
-    py: Python<'_>,
-    nthreads: NThreads,
-    f: impl FnOnce() -> T + Send,
-) -> PyResult<T> {
+fn batch<T: Send>(py: Python<'_>, nthreads: NThreads, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     py.detach(|| threads::run(nthreads, f))
-}
-
-/// Runs `answer` for every point on `nthreads` threads, the GIL released.
-fn batch<T: Send>(
-    py: Python<'_>,
-    nthreads: NThreads,
-    points: &[Vec3],
-    answer: impl Fn(Vec3) -> T + Sync + Send,
-) -> PyResult<Vec<T>> {
-    py.detach(|| {
-        threads::run(nthreads, || {
-            points
-                .par_iter()
-                .with_min_len(MIN_LEN)
-                .map(|&p| answer(p))
-                .collect()
-        })
-    })
 }
 
 pub(super) fn compute_closest_points<'py>(
@@ -81,7 +55,7 @@ pub(super) fn compute_closest_points<'py>(
     // With the instance path where instances nest (the geometry ids depend on it); elsewhere
     // the top-level instance is the whole path.
     let nests = built.nests();
-    let found: Vec<Option<(ClosestPoint, InstancePath)>> = engine_batch(py, nthreads, || {
+    let found: Vec<Option<(ClosestPoint, InstancePath)>> = batch(py, nthreads, || {
         if nests {
             built.scene.closest_point_paths(&points)
         } else {
@@ -139,7 +113,7 @@ pub(super) fn compute_distance<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let out = engine_batch(py, nthreads, || built.scene.distances(&points))?;
+    let out = batch(py, nthreads, || built.scene.distances(&points))?;
     to_numpy(py, out, &f.lead, &[])
 }
 
@@ -153,7 +127,7 @@ pub(super) fn compute_signed_distance<'py>(
     let method = inside_method(method)?;
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let out = engine_batch(py, nthreads, || {
+    let out = batch(py, nthreads, || {
         built.scene.signed_distances(&points, method)
     })?;
     to_numpy(py, out, &f.lead, &[])
@@ -169,9 +143,8 @@ pub(super) fn compute_occupancy<'py>(
     let method = inside_method(method)?;
     let built = scene.built(py)?;
     let (f, points) = points_of(query_points, "query_points", None, built.origin)?;
-    let out = batch(py, nthreads, &points, |p| {
-        f32::from(u8::from(built.scene.contains(p, method)))
-    })?;
+    let inside = batch(py, nthreads, || built.scene.contains_batch(&points, method))?;
+    let out: Vec<f32> = inside.into_iter().map(|b| f32::from(u8::from(b))).collect();
     to_numpy(py, out, &f.lead, &[])
 }
 
@@ -184,7 +157,9 @@ pub(super) fn contains<'py>(
     let method = inside_method(method)?;
     let built = scene.built(py)?;
     let (f, pts) = points_of(points, "points", Some(2), built.origin)?;
-    let out = batch(py, NThreads::ALL, &pts, |p| built.scene.contains(p, method))?;
+    let out = batch(py, NThreads::ALL, || {
+        built.scene.contains_batch(&pts, method)
+    })?;
     to_numpy(py, out, &f.lead, &[])
 }
 
@@ -195,7 +170,7 @@ pub(super) fn closest_point<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let built = scene.built(py)?;
     let (f, pts) = points_of(points, "points", Some(2), built.origin)?;
-    let found = engine_batch(py, NThreads::ALL, || built.scene.closest_points(&pts))?;
+    let found = batch(py, NThreads::ALL, || built.scene.closest_points(&pts))?;
     let n = found.len();
     let mut at = Vec::with_capacity(3 * n);
     let mut distance = Vec::with_capacity(n);

@@ -361,7 +361,7 @@ impl Scene {
 
     /// [`Scene::closest_point`] among the primitives within `radius` of `point`.
     pub fn closest_point_within(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
-        self.closest_point_in(point, radius, Mode::Bvh)
+        self.closest_point_in(point, radius, Mode::Bvh, &mut Seed::default())
     }
 
     /// [`Scene::closest_point`] and the [`InstancePath`] of its primitive: every instance on the
@@ -383,17 +383,13 @@ impl Scene {
     /// [`Scene::closest_point_within`] by testing every primitive: the reference the tests hold
     /// the tree walk to (same kernel, no pruning).
     pub fn closest_point_brute_force(&self, point: Vec3, radius: f32) -> Option<ClosestPoint> {
-        self.closest_point_in(point, radius, Mode::BruteForce)
+        self.closest_point_in(point, radius, Mode::BruteForce, &mut Seed::default())
     }
 
     /// [`Scene::closest_in`] with the record this scene needs: the whole path where instances
-    /// nest (equidistant candidates are ordered by it), else the top-level instance alone.
-    fn closest_point_in(&self, point: Vec3, radius: f32, mode: Mode) -> Option<ClosestPoint> {
-        self.closest_seeded(point, radius, mode, &mut Seed::default())
-    }
-
-    /// [`Scene::closest_point_in`] from `seed` (see [`Seed`]).
-    fn closest_seeded(
+    /// nest (equidistant candidates are ordered by it), else the top-level instance alone;
+    /// starting from `seed` (see [`Seed`]).
+    fn closest_point_in(
         &self,
         point: Vec3,
         radius: f32,
@@ -506,7 +502,7 @@ impl Scene {
         if !point.is_finite() {
             return f32::NAN;
         }
-        self.closest_seeded(point, f32::INFINITY, Mode::Bvh, seed)
+        self.closest_point_in(point, f32::INFINITY, Mode::Bvh, seed)
             .map_or(f32::INFINITY, |c| c.distance)
     }
 
@@ -552,7 +548,7 @@ impl Scene {
     /// [module docs](self#batches)).
     pub fn closest_points(&self, points: &[Vec3]) -> Vec<Option<ClosestPoint>> {
         self.answer_points(points, |p, seed| {
-            self.closest_seeded(p, f32::INFINITY, Mode::Bvh, seed)
+            self.closest_point_in(p, f32::INFINITY, Mode::Bvh, seed)
         })
     }
 
@@ -603,7 +599,7 @@ impl Scene {
         points: &[Vec3],
         answer: impl Fn(Vec3, &mut Seed) -> T + Sync,
     ) -> Vec<T> {
-        let order = morton_order(points.len(), |i| points[i], self.bounds());
+        let order = morton_order(points, self.bounds());
         let run = |ids: &[u32]| {
             let mut seed = Seed::NONE;
             ids.iter()
