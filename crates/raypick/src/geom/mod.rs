@@ -10,7 +10,7 @@
 //! | [`aabb`] | [`Aabb`] and the robust slab test (Ize 2013) |
 //! | [`triangle`] | ray/triangle: watertight (default), Möller–Trumbore, plane + barycentric |
 //! | [`sphere`] | ray/sphere: quadratic (all crossings) and geometric (first crossing, intersects-only) |
-//! | [`closest`] | closest points: point–triangle (Ericson's Voronoi regions), point–sphere, point–box distance |
+//! | [`closest`] | closest points: point–triangle (projection on the plane, else the closest edge: stable on slivers), point–sphere, point–box distance |
 //! | [`circle`] | the same two methods in 2-D, with [`circle::Ray2`] |
 //! | [`offset`] | spawning secondary rays without self-intersection (Wächter & Binder 2019) |
 //!
