@@ -176,19 +176,31 @@ fn assert_same_answers(built: &Scene, loaded: &Scene, rays: &[Ray]) -> usize {
     hits
 }
 
-/// `Scene::from_bytes(bytes)`, once `Scene::from_reader` (the file read a piece at a time, as
-/// `Scene::load` reads it) has given the same scene (the same bytes saved) or the same error.
+/// `Scene::from_bytes(bytes)`, once `Scene::from_reader` (the file read a piece at a time) and
+/// `Scene::load` of the bytes written to a file (read at positions, on all cores, on Unix) have
+/// given the same scene (the same bytes saved) or the same error.
 fn read(bytes: &[u8]) -> Result<Scene, SceneFileError> {
+    static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let whole = Scene::from_bytes(bytes);
     let streamed = Scene::from_reader(bytes, bytes.len() as u64);
-    match (&whole, &streamed) {
-        (Ok(a), Ok(b)) => assert!(a.to_bytes() == b.to_bytes(), "the two loads differ"),
-        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-        (a, b) => panic!(
-            "from_bytes: {:?}, from_reader: {:?}",
-            a.as_ref().err().map(ToString::to_string),
-            b.as_ref().err().map(ToString::to_string)
-        ),
+    let path = std::env::temp_dir().join(format!(
+        "raypick-read-{}-{}.rpk",
+        std::process::id(),
+        FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::write(&path, bytes).unwrap();
+    let loaded = Scene::load(&path);
+    std::fs::remove_file(&path).unwrap();
+    for (how, other) in [("from_reader", &streamed), ("load", &loaded)] {
+        match (&whole, other) {
+            (Ok(a), Ok(b)) => assert!(a.to_bytes() == b.to_bytes(), "{how}: the loads differ"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{how}"),
+            (a, b) => panic!(
+                "from_bytes: {:?}, {how}: {:?}",
+                a.as_ref().err().map(ToString::to_string),
+                b.as_ref().err().map(ToString::to_string)
+            ),
+        }
     }
     whole
 }
@@ -286,9 +298,9 @@ impl std::io::Read for FailingAt<'_> {
     }
 }
 
-/// An array of many pieces (a mesh's 400,000 vertices, 4.8 MB) is read ahead of its decoding:
-/// the stream gives the scene the bytes in memory give, and a stream that ends or fails inside
-/// the array is an I/O error.
+/// An array of many pieces (a mesh's 400,000 vertices, 4.8 MB) is read ahead of its decoding,
+/// or from a file in pieces on all cores: the stream and the file give the scene the bytes in
+/// memory give, and a stream that ends or fails inside the array is an I/O error.
 #[test]
 fn a_long_array_is_read_ahead_and_a_failing_stream_is_an_io_error() {
     let vertices: Vec<Vec3> = (0..400_000)

@@ -10,8 +10,10 @@ use glam::Vec3;
 
 use crate::Aabb;
 
-/// One BVH node: a box, and either two children or a leaf's primitive range.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One BVH node: a box, and either two children or a leaf's primitive range. Plain data with
+/// no padding (`Pod`): a scene file stores nodes in this byte order, so a load reads them
+/// straight into place.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(32))]
 pub struct Node {
     /// Smallest corner of the box.

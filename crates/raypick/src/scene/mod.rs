@@ -269,12 +269,12 @@ impl MeshAccel {
     /// a degenerate triangle is never hit.
     fn store(&mut self, meshes: &[&TriMesh], ids: &[u32]) {
         let (parts, offset) = (&self.parts, self.offset);
-        self.blocks = fill_each(ids.len().div_ceil(LANES), Tri4::ZERO, |b, block| {
+        self.blocks = fill_each(ids.len().div_ceil(LANES), |b, block| {
             Self::block(parts, offset, meshes, ids, b, block, |_| {})
         });
     }
 
-    /// Fills `block` (all [`Tri4::ZERO`] before), block `b` of [`Self::store`], calling
+    /// Fills `block` (whatever it held before), block `b` of [`Self::store`], calling
     /// `check(local vertices)` with each of its triangles as it is read (before a degenerate
     /// one is collapsed).
     ///
@@ -292,9 +292,14 @@ impl MeshAccel {
         block: &mut Tri4,
         mut check: impl FnMut(&[Vec3; 3]),
     ) {
-        let slots = b * LANES..(b * LANES + LANES).min(ids.len());
-        for (lane, &p) in ids[slots].iter().enumerate() {
+        for lane in 0..LANES {
+            let p = ids
+                .get(b * LANES + lane)
+                .copied()
+                .unwrap_or(MeshBvh::PADDING);
             if p == MeshBvh::PADDING {
+                block.set(lane, [Vec3::ZERO; 3]);
+                block.ids[lane] = MeshBvh::PADDING;
                 continue;
             }
             let k = parts.part_of(p);
@@ -329,30 +334,25 @@ pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Se
     }
 }
 
-/// `n` copies of `init`, element `i` then passed to `f(i, &mut element)` on all cores (feature
-/// `parallel`): for elements that `f` fills in place rather than returns (a returned value of
-/// more than a few words is copied twice on its way into the vector). Each element depends on its
+/// `n` elements, element `i` filled in place by `f(i, &mut element)` on all cores (feature
+/// `parallel`): for elements that `f` fills rather than returns (a returned value of more than
+/// a few words is copied twice on its way into the vector). The vector comes zeroed from the
+/// allocator (fresh pages need no writing before `f` writes them, and each core takes the first
+/// touch of the pages it fills), so `f` writes every field it sets. Each element depends on its
 /// index alone, so the result does not depend on the threads.
-pub(crate) fn fill_each<T: Clone + Send + Sync>(
+pub(crate) fn fill_each<T: bytemuck::Zeroable + Send>(
     n: usize,
-    init: T,
     f: impl Fn(usize, &mut T) + Sync + Send,
 ) -> Vec<T> {
+    let mut out = bytemuck::zeroed_vec::<T>(n);
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        // Copies of `init` made on all cores, so the first touch of fresh pages is too.
-        let mut out = Vec::with_capacity(n);
-        out.par_extend(rayon::iter::repeat_n(init, n));
         out.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
-        out
     }
     #[cfg(not(feature = "parallel"))]
-    {
-        let mut out = vec![init; n];
-        out.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
-        out
-    }
+    out.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+    out
 }
 
 /// `(a(), b())`, the two on two cores when one is free (feature `parallel`).

@@ -114,6 +114,15 @@ pub struct WideNode<const W: usize> {
 const _: () = assert!(std::mem::size_of::<WideNode<4>>() == 128);
 const _: () = assert!(std::mem::size_of::<WideNode<8>>() == 256);
 
+// SAFETY: `WideNode<8>` is `repr(C)` with fields of `f32` and `u32` arrays only, for which every
+// bit pattern is a value (all zeros too), and it has no padding: its 256 bytes (asserted above)
+// are the 48 + 8 + 8 words of its fields. So it is `Zeroable` and `Pod` (a scene file stores its
+// nodes as these bytes and a load reads them straight into place). Not derived: the derive
+// cannot see through the generic width.
+unsafe impl bytemuck::Zeroable for WideNode<8> {}
+// SAFETY: as above; also `Copy` and `'static`.
+unsafe impl bytemuck::Pod for WideNode<8> {}
+
 impl<const W: usize> WideNode<W> {
     /// A node whose `W` lanes are empty.
     pub const EMPTY: Self = Self {

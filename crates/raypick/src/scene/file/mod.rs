@@ -27,7 +27,9 @@
 //! ## Layout
 //! Every number is little-endian; a `len` is a `u64` element count followed by that many
 //! elements, packed (no padding), so each array is one contiguous run the reader decodes in one
-//! sequential pass, straight into the scene's vector (a piece at a time when it reads a stream).
+//! sequential pass, straight into the scene's vector (a piece at a time when it reads a stream);
+//! most arrays are laid out as the engine holds them in memory, so on a little-endian host they
+//! are read into place with no decoding at all, and a file's pieces on all cores at once.
 //!
 //! | bytes | field |
 //! |---|---|
@@ -276,8 +278,10 @@ const WIDE_NODE_BYTES: usize = 256;
 const QUANT_NODE_BYTES: usize = 125;
 
 impl Scene {
-    /// Reads a scene file (see the [module docs](self)) a piece at a time
-    /// ([`Scene::from_reader`] with the file's size).
+    /// Reads a scene file (see the [module docs](self)) a piece at a time: as
+    /// [`Scene::from_reader`] reads the file with its size, or (feature `parallel`, on Unix) at
+    /// positions, a long array's pieces read on all cores. Either way it accepts and refuses
+    /// exactly the files [`Scene::from_bytes`] does.
     ///
     /// # Errors
     /// [`SceneFileError::Io`] when the file cannot be read, else what [`Scene::from_bytes`]
@@ -285,6 +289,6 @@ impl Scene {
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<Scene, SceneFileError> {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len();
-        Scene::from_reader(file, len)
+        Scene::from_file(file, len)
     }
 }

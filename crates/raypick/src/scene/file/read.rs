@@ -1,12 +1,18 @@
 //! Reading a scene file: the header, then each scene decoded, every count checked against the
 //! bytes left before anything is allocated and every tag and index against its range. The bytes
 //! come from a file held whole in memory ([`Scene::from_bytes`]: its checksum is checked before
-//! decoding) or from a stream read a piece at a time ([`Scene::from_reader`], [`Scene::load`]:
-//! each piece decoded straight into the scene's arrays while it is in cache, a long array's
-//! pieces read on a second thread one ahead of the decoding, the checksum computed on the way
-//! and checked once the stream is read through, before a decoding error is reported, so a
-//! damaged file is reported as damaged either way). Then `assemble` checks and assembles the
-//! scenes.
+//! decoding), from a stream read a piece at a time ([`Scene::from_reader`]: each piece decoded
+//! straight into the scene's arrays while it is in cache, a long array's pieces read on a second
+//! thread one ahead of the decoding), or from a file read at positions ([`Scene::load`] with
+//! feature `parallel` on Unix: a long array's pieces read on all cores at once). A stream or a
+//! file is checksummed on the way and checked once it is read through, before a decoding error
+//! is reported, so a damaged file is reported as damaged whichever way it is read. Then
+//! `assemble` checks and assembles the scenes.
+//!
+//! An array of plain data whose bytes in memory are its bytes in the file (numbers, vertices,
+//! triangles, binary and float wide nodes, on a little-endian host) is read straight into its
+//! vector with no decoding pass; the element decoders stay its definition (big-endian hosts and
+//! the quantized nodes use them, and a test compares the two on random bytes).
 
 use std::io::{BufReader, Read};
 use std::sync::Arc;
@@ -36,6 +42,9 @@ trait Source {
     /// shorter): `n` and `piece` are multiples of an element's size, so every piece is whole
     /// elements.
     fn pieces(&mut self, n: usize, piece: usize, each: impl FnMut(&[u8])) -> std::io::Result<()>;
+
+    /// The next `dst.len()` bytes, copied into `dst`.
+    fn read_into(&mut self, dst: &mut [u8]) -> std::io::Result<()>;
 }
 
 /// A file held whole in memory: the bytes not read yet.
@@ -58,6 +67,11 @@ impl Source for Whole<'_> {
     /// The whole run at once: it is in memory already.
     fn pieces(&mut self, n: usize, _: usize, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
         each(self.next(n)?);
+        Ok(())
+    }
+
+    fn read_into(&mut self, dst: &mut [u8]) -> std::io::Result<()> {
+        dst.copy_from_slice(self.next(dst.len())?);
         Ok(())
     }
 }
@@ -112,6 +126,18 @@ impl<R: Read + Send> Source for Stream<R> {
             let k = left.min(piece);
             each(self.next(k)?);
             left -= k;
+        }
+        Ok(())
+    }
+
+    /// Straight from the stream into `dst` (no copy through a buffer but the bytes the buffer
+    /// holds already), a piece at a time, each added to the checksum while it is in cache.
+    fn read_into(&mut self, dst: &mut [u8]) -> std::io::Result<()> {
+        for piece in dst.chunks_mut(Self::PIECE) {
+            self.inner.read_exact(piece)?;
+            if let Some(crc) = &mut self.crc {
+                crc.update(piece);
+            }
         }
         Ok(())
     }
@@ -184,6 +210,132 @@ impl<R: Read + Send> Stream<R> {
             }
             Ok(())
         })
+    }
+}
+
+/// A file read at positions (`pread`, feature `parallel` on Unix; [`Scene::load`]): small
+/// fields through a buffer, and a long run of plain data ([`Source::read_into`]) cut into pieces
+/// that the thread pool reads at once, each straight into its place and checksummed there, the
+/// pieces' checksums then combined in file order. The stream reads on one thread; this one
+/// spreads the copy out of the page cache, and the first touch of the arrays' fresh pages, over
+/// every core.
+#[cfg(all(unix, feature = "parallel"))]
+struct Positioned<'f> {
+    file: &'f std::fs::File,
+    /// Bytes read and not handed out yet: `buf[start..end]`, the file's bytes just before
+    /// offset `at`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    at: u64,
+    crc: Option<crc32fast::Hasher>,
+}
+
+#[cfg(all(unix, feature = "parallel"))]
+impl<'f> Positioned<'f> {
+    /// Bytes read at once for small fields.
+    const BUFFER: usize = 64 << 10;
+
+    fn new(file: &'f std::fs::File) -> Self {
+        Self {
+            file,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            at: 0,
+            crc: None,
+        }
+    }
+
+    /// Reads until the buffer holds at least `n` bytes (more when the file has them).
+    fn fill(&mut self, n: usize) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        let want = n.max(Self::BUFFER);
+        if self.buf.len() < want {
+            self.buf.resize(want, 0);
+        }
+        while self.end < n {
+            match self.file.read_at(&mut self.buf[self.end..want], self.at) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(k) => {
+                    self.end += k;
+                    self.at += k as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(all(unix, feature = "parallel"))]
+impl Source for Positioned<'_> {
+    /// 1 MiB, as for a stream: a piece is checksummed while it is in cache.
+    const PIECE: usize = 1 << 20;
+
+    fn next(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        self.fill(n)?;
+        let piece = &self.buf[self.start..self.start + n];
+        self.start += n;
+        if let Some(crc) = &mut self.crc {
+            crc.update(piece);
+        }
+        Ok(piece)
+    }
+
+    fn pieces(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(piece);
+            each(self.next(k)?);
+            left -= k;
+        }
+        Ok(())
+    }
+
+    /// What the buffer holds, then the rest in pieces read on all cores.
+    fn read_into(&mut self, dst: &mut [u8]) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        use std::os::unix::fs::FileExt;
+        let held = (self.end - self.start).min(dst.len());
+        let (head, rest) = dst.split_at_mut(held);
+        head.copy_from_slice(&self.buf[self.start..self.start + held]);
+        self.start += held;
+        let at = self.at;
+        let read = |(k, piece): (usize, &mut [u8])| {
+            self.file
+                .read_exact_at(piece, at + (k * Self::PIECE) as u64)
+                .map(|()| {
+                    let mut crc = crc32fast::Hasher::new();
+                    crc.update(piece);
+                    crc
+                })
+        };
+        let crcs: Vec<crc32fast::Hasher> = rest
+            .par_chunks_mut(Self::PIECE)
+            .enumerate()
+            .map(read)
+            .collect::<std::io::Result<_>>()?;
+        self.at += rest.len() as u64;
+        if let Some(crc) = &mut self.crc {
+            crc.update(head);
+            for piece in &crcs {
+                crc.combine(piece);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -298,18 +450,37 @@ impl<S: Source> Reader<S> {
         Ok(out)
     }
 
+    /// [`Reader::elements`] for plain-data elements whose bytes in memory are their bytes in the
+    /// file (`T` is `E` bytes, without padding, and the host is little-endian): read straight
+    /// into a zeroed vector, with no decoding pass. `decode` is the element's definition, used
+    /// on big-endian hosts (and compared with this path by the tests).
+    fn pods<const E: usize, T: bytemuck::Pod>(
+        &mut self,
+        field: &'static str,
+        decode: impl Fn(&[u8; E]) -> T,
+    ) -> Result<Vec<T>, SceneFileError> {
+        const { assert!(std::mem::size_of::<T>() == E) };
+        if cfg!(target_endian = "big") {
+            return self.elements(field, decode);
+        }
+        let n = self.u64(field)?;
+        let bytes = self.claim(n.saturating_mul(E as u64), field)?;
+        // Zeroed memory straight from the allocator: pages are touched once, by the read.
+        let mut out = bytemuck::zeroed_vec::<T>(bytes / E);
+        self.source.read_into(bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
     fn u32s(&mut self, field: &'static str) -> Result<Vec<u32>, SceneFileError> {
-        self.elements(field, |b: &[u8; 4]| u32::from_le_bytes(*b))
+        self.pods(field, u32_le)
     }
 
     fn f32s(&mut self, field: &'static str) -> Result<Vec<f32>, SceneFileError> {
-        self.elements(field, |b: &[u8; 4]| f32::from_le_bytes(*b))
+        self.pods(field, f32_le)
     }
 
     fn vec3s(&mut self, field: &'static str) -> Result<Vec<Vec3>, SceneFileError> {
-        self.elements(field, |b: &[u8; 12]| {
-            Vec3::new(f32_at(b, 0), f32_at(b, 1), f32_at(b, 2))
-        })
+        self.pods(field, vec3_le)
     }
 
     fn name(&mut self) -> Result<Option<String>, SceneFileError> {
@@ -336,6 +507,22 @@ fn u32_at(b: &[u8], k: usize) -> u32 {
 #[inline(always)]
 fn f32_at(b: &[u8], k: usize) -> f32 {
     f32::from_bits(u32_at(b, k))
+}
+
+fn u32_le(b: &[u8; 4]) -> u32 {
+    u32::from_le_bytes(*b)
+}
+
+fn f32_le(b: &[u8; 4]) -> f32 {
+    f32::from_le_bytes(*b)
+}
+
+fn vec3_le(b: &[u8; 12]) -> Vec3 {
+    Vec3::new(f32_at(b, 0), f32_at(b, 1), f32_at(b, 2))
+}
+
+fn triangle_le(b: &[u8; 12]) -> [u32; 3] {
+    [u32_at(b, 0), u32_at(b, 1), u32_at(b, 2)]
 }
 
 fn binary_node(b: &[u8; NODE_BYTES]) -> Node {
@@ -451,9 +638,7 @@ impl<S: Source> Reader<S> {
         match tag {
             kind::MESH => {
                 let vertices = self.vec3s("vertices")?;
-                let indices = self.elements("triangles", |b: &[u8; 12]| {
-                    [u32_at(b, 0), u32_at(b, 1), u32_at(b, 2)]
-                })?;
+                let indices = self.pods("triangles", triangle_le)?;
                 Ok(RawGeometry::Mesh(TriMesh {
                     vertices: Arc::new(vertices),
                     indices: Arc::new(indices),
@@ -513,7 +698,7 @@ impl<S: Source> Reader<S> {
         ids: &'static str,
     ) -> Result<Bvh, SceneFileError> {
         Ok(Bvh {
-            nodes: self.elements::<NODE_BYTES, _>(nodes, binary_node)?,
+            nodes: self.pods::<NODE_BYTES, _>(nodes, binary_node)?,
             prim_ids: self.u32s(ids)?,
         })
     }
@@ -526,7 +711,7 @@ impl<S: Source> Reader<S> {
         let num_prims = self.usize_at_least(0, "mesh tree primitives")?;
         let bvh = match tag {
             tree::WIDE => MeshBvh::Wide(WideBvh {
-                nodes: self.elements::<WIDE_NODE_BYTES, _>("mesh tree nodes", wide_node)?,
+                nodes: self.pods::<WIDE_NODE_BYTES, _>("mesh tree nodes", wide_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
             }),
@@ -692,35 +877,71 @@ fn decode_whole(
     Ok((scenes, r.spans))
 }
 
-/// The scenes of the file of `len` bytes that `reader` holds: the header, then the decoding with
+/// A source read through once, with the payload's checksum computed on the way.
+trait Checksummed: Source {
+    /// The checksum so far, `None` before the payload.
+    fn crc(&mut self) -> &mut Option<crc32fast::Hasher>;
+}
+
+impl<R: Read + Send> Checksummed for Stream<R> {
+    fn crc(&mut self) -> &mut Option<crc32fast::Hasher> {
+        &mut self.crc
+    }
+}
+
+#[cfg(all(unix, feature = "parallel"))]
+impl Checksummed for Positioned<'_> {
+    fn crc(&mut self) -> &mut Option<crc32fast::Hasher> {
+        &mut self.crc
+    }
+}
+
+/// The scenes of the file of `len` bytes that `source` reads: the header, then the decoding with
 /// the checksum computed on the way. When the decoding stops early (a damaged count, a bad tag),
 /// the rest of the file is read through the checksum first, so that a damaged file is reported
 /// as [`SceneFileError::Checksum`], as [`decode_whole`] reports it.
-fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
-    let source = Stream {
-        inner: BufReader::with_capacity(64 << 10, reader),
-        piece: Vec::new(),
-        #[cfg(feature = "parallel")]
-        ahead: Vec::new(),
-        crc: None,
-    };
+fn decode_checked<S: Checksummed>(source: S, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
     let (mut r, stored) = open(source, len, None)?;
-    r.source.crc = Some(crc32fast::Hasher::new());
+    *r.source.crc() = Some(crc32fast::Hasher::new());
     let decoded = decode(&mut r);
     if let Err(SceneFileError::Io(e)) = decoded {
         return Err(SceneFileError::Io(e));
     }
     let mut left = r.len - r.pos;
     while left > 0 {
-        let n = left.min(Stream::<R>::PIECE);
+        let n = left.min(S::PIECE);
         r.source.next(n)?;
         left -= n;
     }
-    let computed = r.source.crc.take().map_or(0, crc32fast::Hasher::finalize);
+    let computed = r.source.crc().take().map_or(0, crc32fast::Hasher::finalize);
     if computed != stored {
         return Err(SceneFileError::Checksum { stored, computed });
     }
     decoded
+}
+
+/// [`decode_checked`] on a stream.
+fn decode_stream<R: Read + Send>(reader: R, len: usize) -> Result<Vec<RawScene>, SceneFileError> {
+    decode_checked(
+        Stream {
+            inner: BufReader::with_capacity(64 << 10, reader),
+            piece: Vec::new(),
+            #[cfg(feature = "parallel")]
+            ahead: Vec::new(),
+            crc: None,
+        },
+        len,
+    )
+}
+
+/// `len` as a `usize`: a file that cannot fit in memory is refused before any read.
+fn in_memory(len: u64) -> Result<usize, SceneFileError> {
+    usize::try_from(len).map_err(|_| {
+        SceneFileError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("a scene file of {len} bytes does not fit in memory"),
+        ))
+    })
 }
 
 /// The fields of the scene file `bytes` and where each lies, in file order, as far as the file
@@ -763,12 +984,96 @@ impl Scene {
     /// What [`Scene::from_bytes`] reports, and [`SceneFileError::Io`] when `reader` fails or
     /// ends before `len` bytes.
     pub fn from_reader(reader: impl Read + Send, len: u64) -> Result<Scene, SceneFileError> {
-        let len = usize::try_from(len).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("a scene file of {len} bytes does not fit in memory"),
-            )
-        })?;
-        assemble::scene(decode_stream(reader, len)?)
+        assemble::scene(decode_stream(reader, in_memory(len)?)?)
+    }
+
+    /// [`Scene::load`]'s reading: with feature `parallel` on Unix, at positions, a long array's
+    /// pieces read on all cores; elsewhere as a stream ([`Scene::from_reader`]).
+    pub(super) fn from_file(file: std::fs::File, len: u64) -> Result<Scene, SceneFileError> {
+        #[cfg(all(unix, feature = "parallel"))]
+        {
+            assemble::scene(decode_checked(Positioned::new(&file), in_memory(len)?)?)
+        }
+        #[cfg(not(all(unix, feature = "parallel")))]
+        {
+            Scene::from_reader(file, len)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn reader(bytes: &[u8]) -> Reader<Whole<'_>> {
+        Reader {
+            source: Whole { rest: bytes },
+            len: bytes.len(),
+            pos: 0,
+            scene: None,
+            geometry: None,
+            spans: None,
+        }
+    }
+
+    /// An array of `n` elements of `E` random bytes (every float bit pattern, NaNs included),
+    /// read both ways: straight into place, and decoded element by element (the definition,
+    /// which big-endian hosts use). Both give the file's bytes, bit for bit.
+    fn read_both_ways<const E: usize, T: bytemuck::Pod>(decode: fn(&[u8; E]) -> T) {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(E as u64);
+        for n in [0usize, 1, 3, 1000] {
+            let mut bytes = (n as u64).to_le_bytes().to_vec();
+            bytes.extend((0..n * E).map(|_| rng.gen::<u8>()));
+            let placed = reader(&bytes).pods::<E, T>("array", decode).unwrap();
+            let decoded = reader(&bytes).elements::<E, T>("array", decode).unwrap();
+            let placed: &[u8] = bytemuck::cast_slice(&placed);
+            let decoded: &[u8] = bytemuck::cast_slice(&decoded);
+            assert_eq!(placed, decoded, "{n} elements of {E} bytes");
+            assert_eq!(placed, &bytes[8..]);
+            // One byte short: refused either way.
+            let short = &bytes[..bytes.len().max(9) - 1];
+            if n > 0 {
+                assert!(reader(short).pods::<E, T>("array", decode).is_err());
+                assert!(reader(short).elements::<E, T>("array", decode).is_err());
+            }
+        }
+    }
+
+    /// A file read at positions that ends before the length it was opened with (a file cut
+    /// while it is read) is an I/O error, inside a small field or inside a long array's pieces,
+    /// never a panic or a short array.
+    #[cfg(all(unix, feature = "parallel"))]
+    #[test]
+    fn a_file_shorter_than_its_length_is_an_io_error() {
+        let vertices: Vec<Vec3> = (0..300_000).map(|i| Vec3::splat(i as f32)).collect();
+        let mut builder = crate::SceneBuilder::new();
+        builder.add_mesh(TriMesh::new(vertices, vec![[0, 1, 2]]));
+        let bytes = builder.build().unwrap().to_bytes();
+        let path = std::env::temp_dir().join(format!("raypick-short-{}.rpk", std::process::id()));
+        for keep in [100, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&path, &bytes[..keep]).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let err = decode_checked(Positioned::new(&file), bytes.len()).err();
+            assert!(
+                matches!(&err, Some(SceneFileError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof),
+                "{keep} of {} bytes: {err:?}",
+                bytes.len()
+            );
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        assert!(decode_checked(Positioned::new(&file), bytes.len()).is_ok());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn plain_data_arrays_read_into_place_equal_their_decoding() {
+        read_both_ways(u32_le);
+        read_both_ways(f32_le);
+        read_both_ways(vec3_le);
+        read_both_ways(triangle_le);
+        read_both_ways(binary_node);
+        read_both_ways(wide_node);
     }
 }

@@ -12,7 +12,7 @@ use crate::geom::triangle::{t_error_scaled, Culling, WatertightRay};
 /// `k` of triangle `lane`, and `ids[lane]` a caller's id for it (the mesh stores the primitive id
 /// there, so a hit needs no second memory access). 160 bytes, 16-byte aligned so each row is one SSE
 /// load.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Zeroable)]
 #[repr(C, align(16))]
 pub struct Tri4 {
     /// `v[k][axis][lane]`.
@@ -23,6 +23,7 @@ pub struct Tri4 {
 
 impl Tri4 {
     /// Four degenerate triangles at the origin with id `u32::MAX` (what padding lanes hold).
+    #[cfg(any(test, feature = "internals"))]
     pub const ZERO: Self = Self {
         v: [[[0.0; LANES]; 3]; 3],
         ids: [u32::MAX; LANES],
