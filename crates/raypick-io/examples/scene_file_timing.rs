@@ -9,15 +9,22 @@
 //! fill the triangle blocks, validate every tree), each the median of `RUNS` runs (default 5,
 //! builds and loads taking turns), and the file's size.
 //!
+//! With `--fresh`, every build and every load runs in a process of its own (this program started
+//! again), as a program that starts and loads a scene once meets it: nothing of the memory a
+//! load fills has been touched before, so the load pays the first touch of every page it fills.
+//! The build's process has parsed the model first (the meshes must be in memory to build; no
+//! scene is built before), so the build reuses what memory the parse has touched and freed.
+//!
 //! ```text
-//! cargo run --release -p raypick-io --example scene_file_timing [RUNS]
+//! cargo run --release -p raypick-io --example scene_file_timing [RUNS] [--fresh]
 //! ```
 
 use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use raypick::glam::{Mat3, Vec3};
-use raypick::{Geometry, Scene, SceneBuilder, TriMesh};
+use raypick::{Aabb, Scene, SceneBuilder, TriMesh};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/");
 
@@ -34,9 +41,81 @@ fn build(meshes: &[TriMesh]) -> Scene {
     b.build().expect("a loaded model builds")
 }
 
-fn time(name: &str, meshes: &[TriMesh], runs: usize, dir: &Path) {
+/// The meshes of scene `name`: the conference room's, or `conference-4x4`'s one mesh, parsed (no
+/// scene is built).
+fn meshes(name: &str) -> Vec<TriMesh> {
+    let path = format!("{DATA}scenes/conference.obj");
+    let (_, model) = raypick_io::parse_file(&path, &raypick_io::LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let meshes: Vec<TriMesh> = model
+        .meshes
+        .into_iter()
+        .map(|m| TriMesh::new(m.vertices, m.triangles))
+        .collect();
+    if name == "conference" {
+        return meshes;
+    }
+    // conference-4x4: the room's meshes, sixteen times, flattened into one mesh.
+    let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
+    let centre = bounds.center();
+    let pitch = 1.05 * bounds.extent().x.max(bounds.extent().z);
+    let (mut vertices, mut indices) = (Vec::new(), Vec::new());
+    for k in 0..16u32 {
+        let turn = Mat3::from_rotation_y(std::f32::consts::FRAC_PI_2 * ((k * 7 + 3) % 4) as f32);
+        let at = Vec3::new((k % 4) as f32 * pitch, 0.0, (k / 4) as f32 * pitch);
+        for m in &meshes {
+            let base = vertices.len() as u32;
+            vertices.extend(
+                m.vertices()
+                    .iter()
+                    .map(|&v| centre + turn * (v - centre) + at),
+            );
+            indices.extend(m.indices().iter().map(|t| t.map(|i| i + base)));
+        }
+    }
+    vec![TriMesh::new(vertices, indices)]
+}
+
+/// Milliseconds of one step in a process of its own: `build SCENE` or `load PATH`.
+fn fresh(step: &str, arg: &str) -> f64 {
+    let out = Command::new(std::env::current_exe().expect("this program's path"))
+        .args(["--step", step, arg])
+        .output()
+        .expect("the step runs");
+    assert!(out.status.success(), "{step} {arg}: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("the step prints its milliseconds")
+}
+
+/// The step's own work, timed: what `fresh` runs in a new process.
+fn step(step: &str, arg: &str) {
+    let ms = match step {
+        "build" => {
+            let meshes = meshes(arg);
+            let t = Instant::now();
+            let scene = build(&meshes);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            drop(std::hint::black_box(scene));
+            ms
+        }
+        "load" => {
+            let t = Instant::now();
+            let scene = Scene::load(arg).expect("the file loads");
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            drop(std::hint::black_box(scene));
+            ms
+        }
+        other => panic!("unknown step {other}: build or load"),
+    };
+    println!("{ms}");
+}
+
+fn time(name: &str, runs: usize, fresh_processes: bool, dir: &Path) {
+    let meshes = meshes(name);
     let triangles: usize = meshes.iter().map(TriMesh::num_triangles).sum();
-    let scene = build(meshes);
+    let scene = build(&meshes);
     let path = dir.join(format!("{name}.rpk"));
     let t = Instant::now();
     scene.save(&path).expect("the scene saves");
@@ -46,8 +125,16 @@ fn time(name: &str, meshes: &[TriMesh], runs: usize, dir: &Path) {
     // Builds and loads take turns, so a burst of load from elsewhere on the host falls on both.
     let (mut build_ms, mut load_ms) = (Vec::new(), Vec::new());
     for _ in 0..runs {
+        if fresh_processes {
+            build_ms.push(fresh("build", name));
+            load_ms.push(fresh(
+                "load",
+                path.to_str().expect("a UTF-8 temporary path"),
+            ));
+            continue;
+        }
         let t = Instant::now();
-        let built = build(meshes);
+        let built = build(&meshes);
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
         drop(built);
         let t = Instant::now();
@@ -65,48 +152,30 @@ fn time(name: &str, meshes: &[TriMesh], runs: usize, dir: &Path) {
 }
 
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, what, arg] = args.as_slice() {
+        if flag == "--step" {
+            return step(what, arg);
+        }
+    }
+    let fresh_processes = args.iter().any(|a| a == "--fresh");
+    let runs: usize = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
         .map_or(5, |s| s.parse().expect("RUNS is a number"));
-    let path = format!("{DATA}scenes/conference.obj");
-    let loaded = raypick_io::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let meshes: Vec<TriMesh> = (0..loaded.scene.num_geometries() as u32)
-        .filter_map(|id| match loaded.scene.geometry(id) {
-            Some(Geometry::Mesh(m)) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
     let dir = std::env::temp_dir().join(format!("raypick-scene-timing-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     println!(
-        "median of {runs} runs, {} threads",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    );
-    time("conference", &meshes, runs, &dir);
-
-    // conference-4x4: the room's meshes, sixteen times, flattened into one mesh.
-    let bounds = loaded.scene.bounds();
-    let centre = bounds.center();
-    let pitch = 1.05 * bounds.extent().x.max(bounds.extent().z);
-    let (mut vertices, mut indices) = (Vec::new(), Vec::new());
-    for k in 0..16u32 {
-        let turn = Mat3::from_rotation_y(std::f32::consts::FRAC_PI_2 * ((k * 7 + 3) % 4) as f32);
-        let at = Vec3::new((k % 4) as f32 * pitch, 0.0, (k / 4) as f32 * pitch);
-        for m in &meshes {
-            let base = vertices.len() as u32;
-            vertices.extend(
-                m.vertices()
-                    .iter()
-                    .map(|&v| centre + turn * (v - centre) + at),
-            );
-            indices.extend(m.indices().iter().map(|t| t.map(|i| i + base)));
+        "median of {runs} runs, {} threads{}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if fresh_processes {
+            ", each build and load in a process of its own"
+        } else {
+            ""
         }
-    }
-    time(
-        "conference-4x4",
-        &[TriMesh::new(vertices, indices)],
-        runs,
-        &dir,
     );
+    for name in ["conference", "conference-4x4"] {
+        time(name, runs, fresh_processes, &dir);
+    }
     std::fs::remove_dir_all(&dir).expect("the folder is removed");
 }
