@@ -99,6 +99,7 @@ mod geometry;
 mod hit;
 mod mesh_bvh;
 mod order;
+mod pages;
 mod passes;
 pub mod point;
 mod query;
@@ -337,21 +338,28 @@ pub(crate) fn collect_each<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Se
 /// `n` elements, element `i` filled in place by `f(i, &mut element)` on all cores (feature
 /// `parallel`): for elements that `f` fills rather than returns (a returned value of more than
 /// a few words is copied twice on its way into the vector). The vector comes zeroed from the
-/// allocator (fresh pages need no writing before `f` writes them, and each core takes the first
-/// touch of the pages it fills), so `f` writes every field it sets. Each element depends on its
-/// index alone, so the result does not depend on the threads.
+/// allocator (fresh pages need no writing before `f` writes them; each core maps the pages of
+/// the 1 MiB pieces it fills in bulk first, [`pages::populate`]), so `f` writes every field it
+/// sets. Each element depends on its index alone, so the result does not depend on the threads.
 pub(crate) fn fill_each<T: bytemuck::Zeroable + Send>(
     n: usize,
     f: impl Fn(usize, &mut T) + Sync + Send,
 ) -> Vec<T> {
     let mut out = bytemuck::zeroed_vec::<T>(n);
+    let piece = ((1 << 20) / std::mem::size_of::<T>().max(1)).max(1);
+    let fill = |(k, elements): (usize, &mut [T])| {
+        pages::populate(elements);
+        for (i, x) in elements.iter_mut().enumerate() {
+            f(k * piece + i, x);
+        }
+    };
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        out.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+        out.par_chunks_mut(piece).enumerate().for_each(fill);
     }
     #[cfg(not(feature = "parallel"))]
-    out.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+    out.chunks_mut(piece).enumerate().for_each(fill);
     out
 }
 

@@ -217,8 +217,8 @@ impl<R: Read + Send> Stream<R> {
 /// fields through a buffer, and a long run of plain data ([`Source::read_into`]) cut into pieces
 /// that the thread pool reads at once, each straight into its place and checksummed there, the
 /// pieces' checksums then combined in file order. The stream reads on one thread; this one
-/// spreads the copy out of the page cache, and the first touch of the arrays' fresh pages, over
-/// every core.
+/// spreads the copy out of the page cache, and the mapping of the arrays' fresh pages (in bulk,
+/// [`pages::populate`](crate::scene::pages::populate)), over every core.
 #[cfg(all(unix, feature = "parallel"))]
 struct Positioned<'f> {
     file: &'f std::fs::File,
@@ -315,6 +315,7 @@ impl Source for Positioned<'_> {
         self.start += held;
         let at = self.at;
         let read = |(k, piece): (usize, &mut [u8])| {
+            crate::scene::pages::populate(piece);
             self.file
                 .read_exact_at(piece, at + (k * Self::PIECE) as u64)
                 .map(|()| {
