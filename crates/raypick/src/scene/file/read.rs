@@ -40,11 +40,34 @@ trait Source {
 
     /// The next `n` bytes handed to `each` in order, in pieces of `piece` bytes (the last one
     /// shorter): `n` and `piece` are multiples of an element's size, so every piece is whole
-    /// elements.
-    fn pieces(&mut self, n: usize, piece: usize, each: impl FnMut(&[u8])) -> std::io::Result<()>;
+    /// elements. By default one [`Source::next`] per piece.
+    fn pieces(
+        &mut self,
+        n: usize,
+        piece: usize,
+        mut each: impl FnMut(&[u8]),
+    ) -> std::io::Result<()> {
+        one_by_one(self, n, piece, &mut each)
+    }
 
     /// The next `dst.len()` bytes, copied into `dst`.
     fn read_into(&mut self, dst: &mut [u8]) -> std::io::Result<()>;
+}
+
+/// [`Source::pieces`] one [`Source::next`] after another.
+fn one_by_one<S: Source + ?Sized>(
+    source: &mut S,
+    n: usize,
+    piece: usize,
+    each: &mut impl FnMut(&[u8]),
+) -> std::io::Result<()> {
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(piece);
+        each(source.next(k)?);
+        left -= k;
+    }
+    Ok(())
 }
 
 /// A file held whole in memory: the bytes not read yet.
@@ -117,17 +140,12 @@ impl<R: Read + Send> Source for Stream<R> {
     ) -> std::io::Result<()> {
         let first = n.min(piece);
         each(self.next(first)?);
-        let mut left = n - first;
+        let left = n - first;
         #[cfg(feature = "parallel")]
         if left >= 2 * piece && self.inner.buffer().is_empty() {
             return self.read_ahead(left, piece, each);
         }
-        while left > 0 {
-            let k = left.min(piece);
-            each(self.next(k)?);
-            left -= k;
-        }
-        Ok(())
+        one_by_one(self, left, piece, &mut each)
     }
 
     /// Straight from the stream into `dst` (no copy through a buffer but the bytes the buffer
@@ -288,21 +306,6 @@ impl Source for Positioned<'_> {
             crc.update(piece);
         }
         Ok(piece)
-    }
-
-    fn pieces(
-        &mut self,
-        n: usize,
-        piece: usize,
-        mut each: impl FnMut(&[u8]),
-    ) -> std::io::Result<()> {
-        let mut left = n;
-        while left > 0 {
-            let k = left.min(piece);
-            each(self.next(k)?);
-            left -= k;
-        }
-        Ok(())
     }
 
     /// What the buffer holds, then the rest in pieces read on all cores.
