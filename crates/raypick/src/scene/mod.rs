@@ -347,19 +347,28 @@ pub(crate) fn fill_each<T: bytemuck::Zeroable + Send>(
 ) -> Vec<T> {
     let mut out = bytemuck::zeroed_vec::<T>(n);
     let piece = ((1 << 20) / std::mem::size_of::<T>().max(1)).max(1);
-    let fill = |(k, elements): (usize, &mut [T])| {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        // The pieces only group the mapping: their elements are shared out element by element
+        // as before, so a vector of one or two pieces still fills on every core.
+        out.par_chunks_mut(piece)
+            .enumerate()
+            .for_each(|(k, elements)| {
+                pages::populate(elements);
+                elements
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| f(k * piece + i, x));
+            });
+    }
+    #[cfg(not(feature = "parallel"))]
+    for (k, elements) in out.chunks_mut(piece).enumerate() {
         pages::populate(elements);
         for (i, x) in elements.iter_mut().enumerate() {
             f(k * piece + i, x);
         }
-    };
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        out.par_chunks_mut(piece).enumerate().for_each(fill);
     }
-    #[cfg(not(feature = "parallel"))]
-    out.chunks_mut(piece).enumerate().for_each(fill);
     out
 }
 
