@@ -2,39 +2,14 @@
 //! the engine's answer against an `f64` brute force over every world-space triangle, with the
 //! node transforms applied in `f64` from the loaded scene's instances.
 
+// The engine's test helpers: the shared data's path and the `f64` reference distance.
+#[path = "../../raypick/tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+use common::{tri_distance, DATA};
 use glam::{DAffine3, DVec3, Vec3};
 use raypick::{Geometry, Scene};
-
-fn data(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel)
-}
-
-fn tri_distance(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
-    let seg = |s: DVec3, e: DVec3| {
-        let d = e - s;
-        let t = if d.length_squared() > 0.0 {
-            ((p - s).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        (p - (s + t * d)).length()
-    };
-    let mut best = seg(a, b).min(seg(b, c)).min(seg(c, a));
-    let n = (b - a).cross(c - a);
-    if n.length_squared() > 0.0 {
-        let n = n.normalize();
-        let q = p - n * (p - a).dot(n);
-        if [(a, b), (b, c), (c, a)]
-            .iter()
-            .all(|&(s, e)| (e - s).cross(q - s).dot(n) >= 0.0)
-        {
-            best = best.min((p - q).length());
-        }
-    }
-    best
-}
 
 /// Every triangle of `scene` in world space, in `f64`.
 fn world_triangles(scene: &Scene, world_from_scene: DAffine3, out: &mut Vec<[DVec3; 3]>) {
@@ -65,7 +40,7 @@ fn closest_points_on_gltf_node_hierarchies_match_the_f64_brute_force() {
         "gltf/2CylinderEngine.glb",
         "gltf/Box.gltf",
     ] {
-        let scene = raypick_io::load(data(model)).unwrap().scene;
+        let scene = raypick_io::load(format!("{DATA}{model}")).unwrap().scene;
         let mut tris = Vec::new();
         world_triangles(&scene, DAffine3::IDENTITY, &mut tris);
         assert!(!tris.is_empty(), "{model}");

@@ -9,39 +9,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::read_obj;
+use common::{read_obj, tri_distance};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use raypick::glam::{Affine3A, DVec3, Quat, Vec3};
 use raypick::scene::shapes::{cuboid, icosphere, torus};
 use raypick::{ClosestPoint, InsideMethod, Scene, SceneBuilder, Spheres, TriMesh};
-
-/// `f64` distance from `p` to triangle `(a, b, c)`: the face projection when it falls inside, else
-/// the nearest of the three edges.
-fn tri_distance(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
-    let seg = |s: DVec3, e: DVec3| {
-        let d = e - s;
-        let t = if d.length_squared() > 0.0 {
-            ((p - s).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        (p - (s + t * d)).length()
-    };
-    let mut best = seg(a, b).min(seg(b, c)).min(seg(c, a));
-    let n = (b - a).cross(c - a);
-    if n.length_squared() > 0.0 {
-        let n = n.normalize();
-        let q = p - n * (p - a).dot(n);
-        if [(a, b), (b, c), (c, a)]
-            .iter()
-            .all(|&(s, e)| (e - s).cross(q - s).dot(n) >= 0.0)
-        {
-            best = best.min((p - q).length());
-        }
-    }
-    best
-}
 
 /// World triangles in `f64`: `(geom or instance, prim, vertices)`.
 type WorldTris = Vec<((u32, Option<u32>), u32, [DVec3; 3])>;

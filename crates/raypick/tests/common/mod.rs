@@ -1,7 +1,8 @@
-//! Shared by the engine's tests and benches: the path of the shared test data and a minimal OBJ
-//! reader (the engine cannot use its own loader crate, which depends on it).
+//! Shared by the engine's tests and benches (and the loader crate's point-query tests): the path
+//! of the shared test data, a minimal OBJ reader (the engine cannot use its own loader crate, which
+//! depends on it) and the `f64` point–triangle distance the point queries are checked against.
 
-use raypick::glam::Vec3;
+use raypick::glam::{DVec3, Vec3};
 use raypick::{Aabb, Ray, TriMesh};
 
 /// `../shared/data/` beside the repository.
@@ -54,4 +55,32 @@ pub fn camera_rays(bounds: Aabb, res: usize) -> Vec<Ray> {
             Ray::new(eye, (forward + px * right + py * up).normalize())
         })
         .collect()
+}
+
+/// `f64` distance from `p` to triangle `(a, b, c)`: the face projection when it falls inside, else
+/// the nearest of the three edges.
+#[allow(dead_code)] // not every test binary that includes this module measures distances
+pub fn tri_distance(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
+    let seg = |s: DVec3, e: DVec3| {
+        let d = e - s;
+        let t = if d.length_squared() > 0.0 {
+            ((p - s).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (p - (s + t * d)).length()
+    };
+    let mut best = seg(a, b).min(seg(b, c)).min(seg(c, a));
+    let n = (b - a).cross(c - a);
+    if n.length_squared() > 0.0 {
+        let n = n.normalize();
+        let q = p - n * (p - a).dot(n);
+        if [(a, b), (b, c), (c, a)]
+            .iter()
+            .all(|&(s, e)| (e - s).cross(q - s).dot(n) >= 0.0)
+        {
+            best = best.min((p - q).length());
+        }
+    }
+    best
 }
