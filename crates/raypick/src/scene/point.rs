@@ -601,9 +601,13 @@ impl Scene {
     ) -> Vec<T> {
         let order = morton_order(points, self.bounds());
         let run = |ids: &[u32]| {
+            // The run's points gathered first, in a loop whose reads overlap: read one by one
+            // between walks, each is a cache miss of its own (the order is not the input's).
+            let run_points: Vec<Vec3> = ids.iter().map(|&i| points[i as usize]).collect();
             let mut seed = Seed::NONE;
-            ids.iter()
-                .map(|&i| answer(points[i as usize], &mut seed))
+            run_points
+                .into_iter()
+                .map(|p| answer(p, &mut seed))
                 .collect::<Vec<T>>()
         };
         #[cfg(feature = "parallel")]
