@@ -20,7 +20,7 @@
 //! comparing build configurations), `A_*` / `B_*` (each scene's `BuildConfig`: `A_HQ` for the
 //! high-quality preset, `A_BINS`, `A_ML` (max leaf size), `A_IC` (intersection cost), `A_ST`
 //! (sweep threshold), `A_RB` / `A_RP` (reinsertion batch / passes), `A_COMPACT` (set: 8-bit child
-//! boxes)), and `PARTS` (the triangles as that many meshes of consecutive triangles, as a loader
+//! boxes), `A_SPATIAL` (set: spatial splits)), and `PARTS` (the triangles as that many meshes of consecutive triangles, as a loader
 //! gives an OBJ's groups; default one mesh).
 use std::ops::Range;
 use std::path::Path;
@@ -78,6 +78,7 @@ macro_rules! engine {
                         reinsertion_passes: num("RP")
                             .map_or(base.reinsertion_passes, |x| x as usize),
                         compact: var("COMPACT").is_some() || base.compact,
+                        spatial_splits: var("SPATIAL").is_some() || base.spatial_splits,
                         ..base
                     };
                     let mut builder = rp::SceneBuilder::with_config(config);

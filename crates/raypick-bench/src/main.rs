@@ -73,7 +73,7 @@ struct Args {
     /// Seed of the incoherent set when made here.
     #[arg(long, default_value_t = 7)]
     seed: u64,
-    /// raypick's BVH build preset: fast, balanced or high_quality (`BuildConfig::PRESETS`).
+    /// raypick's BVH build preset: fast, balanced, high_quality or spatial (`BuildConfig::PRESETS`).
     #[arg(long, default_value = "balanced")]
     raypick_config: String,
 }

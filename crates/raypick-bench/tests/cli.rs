@@ -68,7 +68,8 @@ fn rejects_unknown_engines_and_missing_files() {
         .args(["--raypick-config", "best"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("known: fast, balanced, high_quality"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("known: fast, balanced, high_quality, spatial"));
     let out = Command::new(bin)
         .args(["--rays-dir", "/nonexistent-dir"])
         .output()

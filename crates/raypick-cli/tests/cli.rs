@@ -757,6 +757,40 @@ fn build_writes_a_scene_file_the_other_subcommands_load() {
             original["geometry"].as_array().map(Vec::len)
         );
     }
+    // `--bvh spatial`: the file keeps the preset and answers as the default build.
+    let rpk = dir.path().join("spatial.rpk");
+    raypick()
+        .arg("build")
+        .arg(data("obj/teapot.obj"))
+        .args(["--bvh", "spatial", "-o"])
+        .arg(&rpk)
+        .assert()
+        .success();
+    let preset = |m: &Path, extra: &[&str]| {
+        let info: serde_json::Value = serde_json::from_str(&stdout_of(
+            raypick().arg("info").arg(m).args(extra).arg("--json"),
+        ))
+        .unwrap();
+        info["bvh_preset"].as_str().unwrap().to_string()
+    };
+    assert_eq!(preset(&rpk, &[]), "spatial");
+    assert_eq!(preset(&data("obj/teapot.obj"), &[]), "balanced");
+    assert_eq!(preset(&data("obj/teapot.obj"), &["--bvh", "fast"]), "fast");
+    let pick = |m: &Path| {
+        stdout_of(
+            raypick()
+                .arg("pick")
+                .arg(m)
+                .args(["--pixel", "400,300", "--json"]),
+        )
+    };
+    assert_eq!(
+        pick(&data("obj/teapot.obj")),
+        pick(&rpk).replace(
+            &rpk.display().to_string(),
+            &data("obj/teapot.obj").display().to_string()
+        )
+    );
     // The output must not be the model itself.
     let copy = dir.path().join("teapot.obj");
     std::fs::copy(data("obj/teapot.obj"), &copy).unwrap();

@@ -34,6 +34,7 @@
 use std::sync::Arc;
 
 use glam::Affine3A;
+use raypick::bvh::BuildConfig;
 use raypick::{BuildError, Hit, InstancePath, Scene, SceneBuilder, TriMesh, MAX_INSTANCE_DEPTH};
 
 use crate::error::{LoadError, Source};
@@ -118,6 +119,7 @@ pub(crate) fn build(
     meshes: Vec<MeshData>,
     nodes: &[NodeData],
     roots: &[usize],
+    config: BuildConfig,
 ) -> Result<(Scene, Nodes, Vec<String>), LoadError> {
     let parent = check_tree(nodes, roots, meshes.len())?;
     // Whether each node's subtree shows a mesh: children come after their parent in a
@@ -128,6 +130,7 @@ pub(crate) fn build(
         shows[node] = nodes[node].mesh.is_some() || nodes[node].children.iter().any(|&c| shows[c]);
     }
     let mut build = Build {
+        config,
         nodes,
         shows,
         meshes: meshes
@@ -140,7 +143,7 @@ pub(crate) fn build(
         flat: Vec::new(),
     };
     build.mesh_scenes = vec![None; build.meshes.len()];
-    let mut top = SceneBuilder::new();
+    let mut top = SceneBuilder::with_config(config);
     let mut table = Vec::new();
     for &root in roots {
         build.place(
@@ -233,6 +236,8 @@ fn depth_first(nodes: &[NodeData], roots: &[usize]) -> Vec<usize> {
 }
 
 struct Build<'m> {
+    /// The BVH settings of every scene built.
+    config: BuildConfig,
     nodes: &'m [NodeData],
     /// Whether each node's subtree shows a mesh.
     shows: Vec<bool>,
@@ -252,7 +257,7 @@ impl Build<'_> {
         if let Some(scene) = &self.mesh_scenes[mesh] {
             return Ok(Arc::clone(scene));
         }
-        let mut builder = SceneBuilder::new();
+        let mut builder = SceneBuilder::with_config(self.config);
         builder.add_mesh(self.meshes[mesh].clone());
         let scene = Arc::new(builder.build().map_err(wrap)?);
         self.mesh_scenes[mesh] = Some(Arc::clone(&scene));
@@ -292,7 +297,7 @@ impl Build<'_> {
             }
             // Room for the node's scene and an instance inside it.
             _ if levels >= 2 => {
-                let mut inner = SceneBuilder::new();
+                let mut inner = SceneBuilder::with_config(self.config);
                 let mut inner_table = Vec::new();
                 if let Some(mesh) = data.mesh {
                     let scene = self.mesh_scene(mesh)?;

@@ -58,6 +58,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
+use raypick::bvh::BuildConfig;
+
 pub mod error;
 pub mod gltf;
 pub mod hierarchy;
@@ -91,7 +93,7 @@ pub const DETECT_BYTES: usize = 64 * 1024;
 ///     .with_max_triangles(1_000_000);
 /// assert_eq!(options.limits.max_triangles, 1_000_000);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadOptions {
     /// OBJ options.
     pub obj: obj::ObjOptions,
@@ -105,6 +107,10 @@ pub struct LoadOptions {
     pub limits: Limits,
     /// Which instances are baked into world space ([`Instancing`]; by default those used once).
     pub instancing: Instancing,
+    /// The BVH settings of the scenes built ([`BuildConfig::BALANCED`] by default;
+    /// [`BuildConfig::SPATIAL`] for a scene built once, saved as a scene file and cast many
+    /// times). A scene file keeps the settings it was built with.
+    pub build: BuildConfig,
 }
 
 impl LoadOptions {
@@ -272,7 +278,7 @@ pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded
     }
     let (format, model) = parse_file(path, options)?;
     model
-        .into_loaded_with(format, options.instancing)
+        .into_loaded_built(format, options.instancing, options.build)
         .map_err(|error| error.with_path(path))
 }
 

@@ -33,6 +33,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use raypick::bvh::BuildConfig;
 use raypick::{BuildError, Hit, InstancePath, Scene, SceneBuilder, TriMesh};
 
 use crate::error::{Format, LoadError, Source};
@@ -286,16 +287,27 @@ impl Model {
         format: Format,
         instancing: Instancing,
     ) -> Result<Loaded, LoadError> {
+        self.into_loaded_built(format, instancing, BuildConfig::default())
+    }
+
+    /// [`Self::into_loaded_with`] with the BVH settings of every scene built (for example
+    /// [`BuildConfig::SPATIAL`] for a scene built once and cast many times).
+    pub fn into_loaded_built(
+        self,
+        format: Format,
+        instancing: Instancing,
+        config: BuildConfig,
+    ) -> Result<Loaded, LoadError> {
         let has_tree = !(self.nodes.is_empty() && self.instances.is_empty());
         if instancing == Instancing::Hierarchy && has_tree {
-            return self.into_hierarchy(format);
+            return self.into_hierarchy(format, config);
         }
         let wrap = |error: BuildError| LoadError::Scene {
             source_name: Source::default(),
             error,
         };
         let mesh_names: Vec<String> = self.meshes.iter().map(|m| m.name.clone()).collect();
-        let mut builder = SceneBuilder::new();
+        let mut builder = SceneBuilder::with_config(config);
         let mut extra_notes = Vec::new();
         let (geometry_names, geometry_mesh) = if self.instances.is_empty() {
             for mesh in self.meshes {
@@ -360,7 +372,7 @@ impl Model {
             let mut sub_scenes: Vec<Option<Arc<Scene>>> = Vec::with_capacity(self.meshes.len());
             for (mesh, used) in self.meshes.into_iter().zip(used) {
                 sub_scenes.push(if used {
-                    let mut sub = SceneBuilder::new();
+                    let mut sub = SceneBuilder::with_config(config);
                     sub.add_mesh(TriMesh::new(mesh.vertices, mesh.triangles).with_name(mesh.name));
                     Some(Arc::new(sub.build().map_err(wrap)?))
                 } else {
@@ -399,7 +411,7 @@ impl Model {
 
     /// [`Self::into_loaded_with`] under [`Instancing::Hierarchy`], for a model with a node tree
     /// or instances (the latter built as a tree of roots).
-    fn into_hierarchy(self, format: Format) -> Result<Loaded, LoadError> {
+    fn into_hierarchy(self, format: Format, config: BuildConfig) -> Result<Loaded, LoadError> {
         let mesh_names: Vec<String> = self.meshes.iter().map(|m| m.name.clone()).collect();
         let (tree, roots) = if self.nodes.is_empty() {
             let roots = (0..self.instances.len()).collect();
@@ -417,7 +429,7 @@ impl Model {
         } else {
             (self.nodes, self.roots)
         };
-        let (scene, nodes, notes) = hierarchy::build(self.meshes, &tree, &roots)?;
+        let (scene, nodes, notes) = hierarchy::build(self.meshes, &tree, &roots, config)?;
         let geometry_names = (0..scene.num_geometries() as u32)
             .map(|id| scene.geometry_name(id).unwrap_or_default().to_string())
             .collect();

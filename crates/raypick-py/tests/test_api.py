@@ -397,6 +397,28 @@ def test_a_real_model_saved_and_loaded(tmp_path):
     assert np.isfinite(ans["t_hit"]).sum() > 1000
 
 
+def test_a_spatially_split_build_answers_as_the_default(tmp_path, rng):
+    sponza = SHARED_DATA / "scenes" / "sponza-dabrovic.obj"
+    if not sponza.exists():
+        pytest.skip("shared data not found")
+    plain = raypick.load(sponza)
+    split = raypick.load(sponza, bvh="spatial")
+    split.save(tmp_path / "sponza.rpk")
+    saved = raypick.load(tmp_path / "sponza.rpk")
+    lo, hi = plain.bounds()
+    origins = lo + rng.random((20000, 3), dtype=np.float32) * (hi - lo)
+    dirs = rng.normal(size=(20000, 3)).astype(np.float32)
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    rays = np.hstack([origins, dirs]).astype(np.float32)
+    want = plain.cast_rays(rays)
+    assert np.isfinite(want["t_hit"]).sum() > 15000
+    for scene in (split, saved):
+        assert_same(scene.cast_rays(rays), want)
+        np.testing.assert_array_equal(scene.count_intersections(rays), plain.count_intersections(rays))
+    with pytest.raises(ValueError, match="unknown bvh"):
+        raypick.load(sponza, bvh="best")
+
+
 def _cast_in_worker(args):
     scene, rays = args
     return scene.cast_rays(rays)["t_hit"]

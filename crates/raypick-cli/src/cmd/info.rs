@@ -50,6 +50,11 @@ pub fn run(model_path: Option<&Path>, load: &LoadArgs, output: Output) -> Result
     }
     // Rebuild timing: the acceleration structures alone (parsing excluded).
     let rebuild_ms = time_rebuild(scene)?;
+    // The preset the scene was built with (a scene file keeps its own), or "custom".
+    let preset = raypick::bvh::BuildConfig::PRESETS
+        .iter()
+        .find(|(_, c)| *c == scene.config())
+        .map_or("custom", |(name, _)| name);
     let v = serde_json::json!({
         "model": model_path.map_or_else(|| "<demo>".to_string(), |p| p.display().to_string()),
         "geometries": scene.num_geometries(),
@@ -58,6 +63,7 @@ pub fn run(model_path: Option<&Path>, load: &LoadArgs, output: Output) -> Result
         "bounds": [[b.min.x, b.min.y, b.min.z], [b.max.x, b.max.y, b.max.z]],
         "load_ms": load_ms,
         "bvh_build_ms": rebuild_ms,
+        "bvh_preset": preset,
         "accel_memory_bytes": accel_memory(scene),
         "top_level_bvh": {
             "nodes": top.nodes, "leaves": top.leaves, "depth": top.depth,
@@ -78,6 +84,7 @@ pub fn run(model_path: Option<&Path>, load: &LoadArgs, output: Output) -> Result
     );
     println!("bounds       {} .. {}", fmt_vec(b.min), fmt_vec(b.max));
     println!("load         {load_ms:.1} ms (parse + build; a scene file is read, not built)");
+    println!("bvh preset   {preset}");
     println!("BVH build    {rebuild_ms:.1} ms (all geometries, parsing excluded)");
     println!(
         "accel memory {:.2} MiB",

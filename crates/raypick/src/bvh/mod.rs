@@ -5,7 +5,9 @@
 //! primitive and returns a tree plus a permutation of primitive ids ([`Bvh::prim_ids`]): leaves cover
 //! contiguous ranges of that permutation, so a caller that stores its primitives in BVH order
 //! (`data[i] = original[prim_ids[i]]`) touches contiguous memory in every leaf. Traversal calls a
-//! closure with each reached leaf's range and lets it shrink the ray's `t_max`.
+//! closure with each reached leaf's range and lets it shrink the ray's `t_max`. The one builder
+//! that must see more is [`Bvh::build_spatial`] ([`spatial`]): a spatial split cuts triangles, so
+//! it takes their vertices, and its permutation may name a primitive more than once.
 //!
 //! | file | what |
 //! |---|---|
@@ -13,6 +15,7 @@
 //! | [`node`] | [`Node`]: 32 bytes, `#[repr(C)]`, depth-first with the left child adjacent |
 //! | [`traverse`] | [`BvhRay`] and ordered (near-first) traversal with a fixed-size stack |
 //! | [`refit`] | recomputing node boxes after primitives move, keeping the topology |
+//! | [`spatial`] | [`Bvh::build_spatial`]: spatial splits (Stich et al. 2009), a triangle cut by a plane sits in both sides' leaves |
 //! | [`reinsert`] | tree optimization after the build: reinsertion (Meister & Bittner 2018) |
 //! | [`validate`] | [`Bvh::validate`]: every structural invariant, as a typed [`ValidationError`] |
 //! | [`collapse`] | which binary nodes become the wide tree's nodes and leaves: the SAH-optimal collapse (Ylitie et al. 2017) |
@@ -23,6 +26,7 @@
 //! ## References
 //! - Wald, "On fast Construction of SAH-based Bounding Volume Hierarchies", IEEE RT 2007 (binning).
 //! - Ize, "Robust BVH Ray Traversal", JCGT 2(2), 2013 (conservative slab test).
+//! - Stich, Friedrich, Dietrich, "Spatial Splits in Bounding Volume Hierarchies", HPG 2009.
 //! - Ylitie, Karras, Laine, "Efficient Incoherent Ray Traversal on GPUs Through Compressed Wide
 //!   BVHs", HPG 2017 (the wide collapse).
 
@@ -32,6 +36,7 @@ pub mod node;
 pub mod quantized;
 pub mod refit;
 pub mod reinsert;
+pub mod spatial;
 pub mod stats;
 #[cfg(test)]
 mod test_support;

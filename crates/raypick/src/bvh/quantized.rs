@@ -278,6 +278,7 @@ impl QuantizedBvh {
             nodes,
             prim_ids: wide.prim_ids,
             num_prims: wide.num_prims,
+            repeats: wide.repeats,
         }
     }
 }

@@ -98,13 +98,14 @@ pub enum ValidationError {
     },
 }
 
-/// Checks that `ids` holds every id in `0..prims` exactly once (shared by the binary and the wide
-/// BVH, whose callers leave out its padding). One bit per id, so the check stays in cache for
-/// millions of primitives: the first id out of range or seen twice is reported (count 1 or 2),
-/// else the first id never seen (count 0).
+/// Checks that `ids` holds every id in `0..prims` exactly once, or at least once where the tree
+/// `repeats` primitives (shared by the binary and the wide BVH, whose callers leave out its
+/// padding). One bit per id, so the check stays in cache for millions of primitives: the first id
+/// out of range or seen twice is reported (count 1 or 2), else the first id never seen (count 0).
 pub(crate) fn check_permutation(
     ids: impl Iterator<Item = u32>,
     prims: usize,
+    repeats: bool,
 ) -> Result<(), ValidationError> {
     let mut seen = vec![0u64; prims.div_ceil(64)];
     for p in ids {
@@ -113,7 +114,7 @@ pub(crate) fn check_permutation(
             return Err(ValidationError::Permutation { prim: p, count: 1 });
         }
         let (word, bit) = (i / 64, 1u64 << (i % 64));
-        if seen[word] & bit != 0 {
+        if seen[word] & bit != 0 && !repeats {
             return Err(ValidationError::Permutation { prim: p, count: 2 });
         }
         seen[word] |= bit;
@@ -181,7 +182,7 @@ impl Bvh {
         if bad_count {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
-        check_permutation(self.prim_ids.iter().copied(), prims)?;
+        check_permutation(self.prim_ids.iter().copied(), prims, false)?;
         if nodes == 0 {
             return Ok(());
         }
@@ -262,11 +263,11 @@ mod tests {
     fn the_first_missing_id_is_named() {
         for prims in [1, 5, 63, 64, 65, 128, 130, 1000] {
             let all: Vec<u32> = (0..prims as u32).collect();
-            assert_eq!(check_permutation(all.iter().copied(), prims), Ok(()));
+            assert_eq!(check_permutation(all.iter().copied(), prims, false), Ok(()));
             for gone in [0, prims / 2, prims - 1] {
                 let ids = all.iter().copied().filter(|&p| p as usize != gone);
                 assert_eq!(
-                    check_permutation(ids, prims),
+                    check_permutation(ids, prims, false),
                     Err(ValidationError::Permutation {
                         prim: gone as u32,
                         count: 0

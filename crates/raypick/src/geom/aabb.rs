@@ -116,6 +116,16 @@ impl Aabb {
         other.is_empty() || (other.min.cmpge(self.min).all() && other.max.cmple(self.max).all())
     }
 
+    /// `true` when the two boxes share a point (boundaries included); the empty box meets
+    /// nothing.
+    #[inline]
+    pub fn overlaps(&self, other: &Self) -> bool {
+        !self.is_empty()
+            && !other.is_empty()
+            && other.max.cmpge(self.min).all()
+            && other.min.cmple(self.max).all()
+    }
+
     /// Index of the longest axis (0 = x, 1 = y, 2 = z).
     #[inline]
     pub fn longest_axis(&self) -> usize {

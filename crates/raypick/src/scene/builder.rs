@@ -138,6 +138,7 @@ impl SceneBuilder {
         let centroids: Vec<Vec3> = top_boxes.iter().map(Aabb::center).collect();
         let top = Bvh::build(&top_boxes, &centroids, one_at_a_time(config));
         let instance_depth = instance_depth(&self.geometries);
+        let repeats = repeats(meshes.as_ref(), &self.geometries);
         drop(parts);
         Ok(Scene {
             geometries: self.geometries,
@@ -149,6 +150,7 @@ impl SceneBuilder {
             bounds,
             config,
             instance_depth,
+            repeats,
         })
     }
 }
@@ -270,6 +272,15 @@ pub(super) fn top_level(
 /// `true` when some geometry is an instance.
 /// The most instances between a scene of `geometries` and a primitive (checked instances: each
 /// placed scene's depth is below [`MAX_INSTANCE_DEPTH`]).
+/// Whether a triangle of the scene (its meshes', or an instanced scene's) may sit in several
+/// leaves ([`Scene::repeats`]).
+pub(super) fn repeats(meshes: Option<&MeshAccel>, geometries: &[Geometry]) -> bool {
+    meshes.is_some_and(|m| m.repeats)
+        || geometries
+            .iter()
+            .any(|g| matches!(g, Geometry::Instance(inst) if inst.scene.repeats))
+}
+
 pub(super) fn instance_depth(geometries: &[Geometry]) -> u8 {
     geometries
         .iter()
@@ -379,14 +390,28 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
     let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
     let offset = super::frame_origin(&bounds);
     let triangles = TriangleList::new(&meshes);
-    let mut bvh = MeshBvh::build_by(
-        triangles.len(),
-        |i| {
-            let b = triangles.local_box(i, offset);
-            (b, b.center())
-        },
-        config,
-    );
+    let repeats = config.spatial_splits && !config.compact;
+    let mut bvh = if repeats {
+        let binary = crate::bvh::Bvh::build_spatial(
+            triangles.len(),
+            |i| triangles.local_triangle(i, offset),
+            config,
+        );
+        MeshBvh::Wide(crate::bvh::wide::WideBvh::from_spatial(
+            &binary,
+            triangles.len(),
+            config,
+        ))
+    } else {
+        MeshBvh::build_by(
+            triangles.len(),
+            |i| {
+                let b = triangles.local_box(i, offset);
+                (b, b.center())
+            },
+            config,
+        )
+    };
     let ids = bvh.take_prim_ids();
     let mut accel = MeshAccel {
         offset,
@@ -394,6 +419,8 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
         bvh,
         parts: MeshParts::new(parts),
         dipoles: std::sync::OnceLock::new(),
+        repeats,
+        repeated: std::sync::OnceLock::new(),
     };
     accel.store(&meshes, &ids);
     accel

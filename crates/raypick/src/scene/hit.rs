@@ -156,7 +156,9 @@ pub struct QueryOptions<'a> {
     pub mask: u32,
     /// Called with each candidate hit and its instance path (what the path queries would
     /// return with it; the top-level instance alone, or empty, where instances do not nest);
-    /// return `false` to skip it.
+    /// return `false` to skip it. Under [`BuildConfig::spatial_splits`](crate::bvh::BuildConfig)
+    /// a triangle sits in several leaves and the filter may be asked about the same hit more
+    /// than once (as Embree's filters are under spatial splits): it should answer alike.
     pub filter: Option<&'a HitFilter<'a>>,
 }
 

@@ -142,6 +142,9 @@ pub struct Scene {
     /// The most instances between this scene and a primitive (0: no instances; at most
     /// [`MAX_INSTANCE_DEPTH`]).
     instance_depth: u8,
+    /// A triangle may be reached through several leaves, here or in an instanced scene
+    /// ([`MeshAccel::repeats`]): queries that report every hit keep one per primitive.
+    repeats: bool,
 }
 
 // One scene serves many threads (batches, instances shared through `Arc`).
@@ -232,6 +235,12 @@ struct MeshAccel {
     /// The winding-number dipoles of the tree's lanes, computed at the first winding query
     /// ([`winding`]).
     dipoles: std::sync::OnceLock<winding::Dipoles>,
+    /// The tree has spatial splits ([`crate::bvh::spatial`]): a triangle may sit in several
+    /// leaves, so `blocks` may hold it at several positions.
+    repeats: bool,
+    /// With `repeats`, a bit per position, set where the triangle has already appeared at an
+    /// earlier position ([`winding`] counts each triangle once); computed at first use.
+    repeated: std::sync::OnceLock<Vec<u64>>,
 }
 
 impl MeshAccel {
@@ -613,12 +622,14 @@ impl<'a> TriangleList<'a> {
     /// The box of triangle `i` in the frame centred at `offset`.
     #[inline]
     fn local_box(&self, i: usize, offset: Vec3) -> Aabb {
+        Aabb::from_points(self.local_triangle(i, offset))
+    }
+
+    /// Triangle `i` in the frame centred at `offset`.
+    #[inline]
+    fn local_triangle(&self, i: usize, offset: Vec3) -> [Vec3; 3] {
         let k = self.starts.partition_point(|&s| s <= i) - 1;
-        Aabb::from_points(local_triangle(
-            self.meshes[k],
-            (i - self.starts[k]) as u32,
-            offset,
-        ))
+        local_triangle(self.meshes[k], (i - self.starts[k]) as u32, offset)
     }
 }
 

@@ -15,7 +15,9 @@
 //! depends on the tree or the number of threads.
 //!
 //! Candidates are offered in world space (the space of the scene queried): triangles with their
-//! three vertices, spheres with centre and radius. The query's box margins:
+//! three vertices, spheres with centre and radius. In a tree with spatial splits
+//! ([`BuildConfig::spatial_splits`](crate::bvh::BuildConfig)) a triangle sits in several leaves
+//! and may be offered once per leaf reached; the closest point is the same either way. The query's box margins:
 //! - the meshes' tree is in its local frame (`v - c`, see the [scene docs](super)); the point is
 //!   moved once into it, which rounds by at most half an ulp of `|p| + |c|` per axis, so the radius
 //!   is padded by `2⁻²⁰·(|p|∞ + |c|∞)` (8 ulps of margin) when it prunes;

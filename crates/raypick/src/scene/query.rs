@@ -148,11 +148,12 @@ impl<P: PathRecord> Collector for All<'_, P> {
     }
 }
 
-struct Count<'a, P> {
+struct Count<'a, P: PathRecord> {
     count: usize,
     t_max: f32,
     filter: Option<Filter<'a>>,
-    path: std::marker::PhantomData<P>,
+    /// Where the scene [`Scene::repeats`] triangles: the key of every hit, kept once at the end.
+    keys: Option<Vec<P::Key>>,
 }
 
 impl<P: PathRecord> Collector for Count<'_, P> {
@@ -166,7 +167,10 @@ impl<P: PathRecord> Collector for Count<'_, P> {
     #[inline]
     fn offer(&mut self, hit: RawHit<P>) -> ControlFlow<()> {
         if Filter::accepts(&self.filter, hit) {
-            self.count += 1;
+            match &mut self.keys {
+                Some(keys) => keys.push(hit.key()),
+                None => self.count += 1,
+            }
         }
         ControlFlow::Continue(())
     }
@@ -360,6 +364,11 @@ impl Scene {
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         *raws = col.hits;
         raws.sort_by(|a: &RawHit<P>, b| a.t.total_cmp(&b.t).then(a.key().cmp(&b.key())));
+        // A triangle reached through two leaves of a spatially split tree gives the same hit
+        // twice (the same kernel on the same vertices): now side by side.
+        if self.repeats {
+            raws.dedup_by(|a, b| a.key() == b.key());
+        }
     }
 
     /// [`Scene::intersect_all_into`] with the record this scene needs.
@@ -397,10 +406,17 @@ impl Scene {
             count: 0,
             t_max: ray.t_max,
             filter: self.filter(ray, opts),
-            path: std::marker::PhantomData,
+            keys: self.repeats.then(Vec::new),
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
-        col.count
+        match col.keys {
+            Some(mut keys) => {
+                keys.sort_unstable();
+                keys.dedup();
+                keys.len()
+            }
+            None => col.count,
+        }
     }
 
     /// [`Scene::count`] with the record this scene needs (a filter looks at finished hits).

@@ -40,6 +40,9 @@ use crate::bvh::wide::{Child, NodeLayout, WideTree};
 use crate::simd::LANES;
 use crate::Aabb;
 
+/// Per lane: the triangles' area-weighted normal, area-weighted centroid sum, area and box.
+type Sums = (Vec3, Vec3, f32, Aabb);
+
 /// The accuracy parameter of Barill et al.: a cluster is replaced by its dipole when the point is
 /// farther than `β` times the cluster's radius from its centre (3 rather than their 2: see the
 /// module docs).
@@ -67,11 +70,47 @@ fn solid_angle_fraction(a: Vec3, b: Vec3, c: Vec3) -> f32 {
 }
 
 impl MeshAccel {
-    /// The triangles at `slots` as (area-weighted normal, centroid) sums.
-    fn sum_slots(&self, slots: std::ops::Range<usize>) -> (Vec3, Vec3, f32) {
+    /// Whether position `slot` holds padding or a triangle already at an earlier position (a
+    /// spatially split tree's repeat): the sums count each triangle once, at its first position.
+    /// Every position lies in some leaf, so each triangle is summed exactly once, by a leaf or a
+    /// far cluster above it.
+    fn skipped(&self, slot: usize) -> bool {
+        let id = self.blocks[slot / LANES].ids[slot % LANES];
+        if id == MeshBvh::PADDING {
+            return true;
+        }
+        if !self.repeats {
+            return false;
+        }
+        let repeated = self.repeated.get_or_init(|| {
+            let slots = self.blocks.len() * LANES;
+            let triangles = *self.parts.starts.last().unwrap_or(&0) as usize;
+            let (mut seen, mut repeated) = (
+                vec![0u64; triangles.div_ceil(64)],
+                vec![0u64; slots.div_ceil(64)],
+            );
+            for s in 0..slots {
+                let id = self.blocks[s / LANES].ids[s % LANES];
+                if id == MeshBvh::PADDING {
+                    continue;
+                }
+                let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
+                if seen[word] & bit != 0 {
+                    repeated[s / 64] |= 1 << (s % 64);
+                }
+                seen[word] |= bit;
+            }
+            repeated
+        });
+        repeated[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    /// The triangles at `slots` as (area-weighted normal, centroid) sums, and their box.
+    fn sum_slots(&self, slots: std::ops::Range<usize>) -> Sums {
         let (mut normal, mut weighted, mut area) = (Vec3::ZERO, Vec3::ZERO, 0.0);
+        let mut bounds = Aabb::EMPTY;
         for slot in slots {
-            if self.blocks[slot / LANES].ids[slot % LANES] == MeshBvh::PADDING {
+            if self.skipped(slot) {
                 continue;
             }
             let [a, b, c] = self.tri(slot);
@@ -80,15 +119,16 @@ impl MeshAccel {
             normal += n;
             weighted += w * (a + b + c) / 3.0;
             area += w;
+            bounds = bounds.union(Aabb::from_points([a, b, c]));
         }
-        (normal, weighted, area)
+        (normal, weighted, area, bounds)
     }
 
     fn dipoles_of<N: NodeLayout>(&self, tree: &WideTree<N>) -> Dipoles {
         let nodes = tree.nodes();
         let mut out = vec![[Dipole::default(); 8]; nodes.len()];
         // Sums per lane, filled bottom-up: children come after their parents.
-        let mut sums = vec![[(Vec3::ZERO, Vec3::ZERO, 0.0f32); 8]; nodes.len()];
+        let mut sums = vec![[(Vec3::ZERO, Vec3::ZERO, 0.0f32, Aabb::EMPTY); 8]; nodes.len()];
         for i in (0..nodes.len()).rev() {
             let node = &nodes[i];
             for lane in 0..N::WIDTH.min(8) {
@@ -99,14 +139,20 @@ impl MeshAccel {
                 let sum = if child.is_leaf() {
                     self.sum_slots(child.range())
                 } else {
-                    sums[child.index as usize]
-                        .iter()
-                        .fold((Vec3::ZERO, Vec3::ZERO, 0.0), |(n, w, a), &(n2, w2, a2)| {
-                            (n + n2, w + w2, a + a2)
-                        })
+                    sums[child.index as usize].iter().fold(
+                        (Vec3::ZERO, Vec3::ZERO, 0.0, Aabb::EMPTY),
+                        |(n, w, a, b), &(n2, w2, a2, b2)| (n + n2, w + w2, a + a2, b.union(b2)),
+                    )
                 };
                 sums[i][lane] = sum;
-                let bounds = node.child_bounds(lane);
+                // A spatially split tree's lane may sum a triangle that reaches out of its box
+                // (the triangle's first position is in it, its other pieces elsewhere): the
+                // cluster's radius must cover the whole triangles.
+                let bounds = if self.repeats {
+                    node.child_bounds(lane).union(sum.3)
+                } else {
+                    node.child_bounds(lane)
+                };
                 let center = if sum.2 > 0.0 {
                     sum.1 / sum.2
                 } else {
@@ -133,7 +179,7 @@ impl MeshAccel {
     fn exact_slots(&self, p: Vec3, slots: std::ops::Range<usize>) -> f32 {
         let mut w = 0.0;
         for slot in slots {
-            if self.blocks[slot / LANES].ids[slot % LANES] == MeshBvh::PADDING {
+            if self.skipped(slot) {
                 continue;
             }
             let [a, b, c] = self.tri(slot);

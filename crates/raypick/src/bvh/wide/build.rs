@@ -28,6 +28,16 @@ impl<const W: usize> WideBvh<W> {
         Self::from_binary_with(&Bvh::build_by(n, prim, config), config)
     }
 
+    /// Collapses a binary BVH built with spatial splits ([`Bvh::build_spatial`]) over
+    /// `num_prims` primitives, whose order may name a primitive more than once.
+    pub fn from_spatial(bvh: &Bvh, num_prims: usize, config: BuildConfig) -> Self {
+        Self {
+            num_prims,
+            repeats: true,
+            ..Self::from_binary_with(bvh, config)
+        }
+    }
+
     /// Collapses a binary BVH (see [`crate::bvh::wide`]) with the costs of
     /// [`BuildConfig::BALANCED`].
     pub fn from_binary(bvh: &Bvh) -> Self {
@@ -43,6 +53,7 @@ impl<const W: usize> WideBvh<W> {
             nodes: Vec::new(),
             prim_ids: Vec::with_capacity(bvh.num_prims() + bvh.num_prims() / 2),
             num_prims: bvh.num_prims(),
+            repeats: false,
         };
         if bvh.nodes.is_empty() {
             return wide;

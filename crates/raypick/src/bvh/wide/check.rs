@@ -89,10 +89,16 @@ impl<N: NodeLayout> WideTree<N> {
         }
         let prims = self.num_prims;
         let nodes = self.nodes.len();
-        if (prims == 0) != (nodes == 0) || nodes > prims.max(1) {
+        // A tree that repeats primitives has up to one leaf per position.
+        let leaves_max = if self.repeats { ids.len() } else { prims };
+        if (prims == 0) != (nodes == 0) || nodes > leaves_max.max(1) {
             return Err(ValidationError::NodeCount { nodes, prims });
         }
-        check_permutation(ids.iter().copied().filter(|&p| p != Self::PADDING), prims)
+        check_permutation(
+            ids.iter().copied().filter(|&p| p != Self::PADDING),
+            prims,
+            self.repeats,
+        )
     }
 
     /// [`Self::validate_with_ids`] for an owner of `count` primitives, their boxes given by
@@ -144,7 +150,13 @@ impl<N: NodeLayout> WideTree<N> {
                             if prim == Self::PADDING {
                                 return Err(leaf_range);
                             }
-                            if !bounds.contains(&prim_box(prim, position)) {
+                            let prim_box = prim_box(prim, position);
+                            let inside = if self.repeats {
+                                bounds.overlaps(&prim_box)
+                            } else {
+                                bounds.contains(&prim_box)
+                            };
+                            if !inside {
                                 return Err(ValidationError::PrimOutside { node: i, prim });
                             }
                         }

@@ -86,7 +86,12 @@ use crate::Aabb;
 pub struct WideTree<N> {
     pub(crate) nodes: Vec<N>,
     pub(crate) prim_ids: Vec<u32>,
+    /// Distinct primitives (ids `0..num_prims`).
     pub(crate) num_prims: usize,
+    /// A primitive may sit in several leaves (a tree with spatial splits,
+    /// [`crate::bvh::spatial`]): every id appears at least once in the order, and a leaf's box
+    /// meets its primitives' boxes rather than holding them.
+    pub(crate) repeats: bool,
 }
 
 impl<N> Default for WideTree<N> {
@@ -95,6 +100,7 @@ impl<N> Default for WideTree<N> {
             nodes: Vec::new(),
             prim_ids: Vec::new(),
             num_prims: 0,
+            repeats: false,
         }
     }
 }

@@ -688,6 +688,7 @@ fn load_checks_refuse_a_tree_deeper_than_the_walk_allows() {
             nodes,
             prim_ids: (0..prims as u32).collect(),
             num_prims: prims,
+            repeats: false,
         };
         let walk = tree.validate(&boxes);
         assert_eq!(walk.is_ok(), depth == MAX_DEPTH, "{walk:?}");

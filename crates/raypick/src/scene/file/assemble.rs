@@ -10,7 +10,7 @@ use glam::Vec3;
 use super::read::{RawGeometry, RawScene};
 use super::{Place, SceneFileError};
 use crate::bvh::wide::{BlockLeaves, NodeLayout, WideTree};
-use crate::scene::builder::{check_geometry, check_total, instance_depth, top_level};
+use crate::scene::builder::{check_geometry, check_total, instance_depth, repeats, top_level};
 use crate::scene::{
     fill_each, frame_origin, join, sphere_boxes, Accel, Geometry, Instance, InvalidBvh, MeshAccel,
     MeshBvh, MeshParts, Scene, SpheresAccel, TriMesh,
@@ -139,6 +139,8 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 bvh: tree.bvh,
                 parts: MeshParts::new(&parts),
                 dipoles: OnceLock::new(),
+                repeats: raw.config.spatial_splits && !raw.config.compact,
+                repeated: OnceLock::new(),
             };
             // The rest of the tree is checked as the blocks are filled, and when that finds a
             // fault the reference walk names it, against each triangle's box read back from its
@@ -172,6 +174,7 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
     let (top_items, top_boxes, bounds) = top_level(&geometries, meshes_bounds);
     raw.top.validate(&top_boxes).map_err(|e| invalid(None, e))?;
     let instance_depth = instance_depth(&geometries);
+    let repeats = repeats(mesh_accel.as_ref(), &geometries);
     Ok(Scene {
         geometries,
         accels,
@@ -182,10 +185,12 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
         bounds,
         config: raw.config,
         instance_depth,
+        repeats,
     })
 }
 
-/// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once)
+/// Fills `accel`'s blocks from `meshes` in the order `ids` (checked to name each triangle once,
+/// or at least once in a tree with spatial splits)
 /// and checks its tree on the way: `true` when the tree passes every check of its validation
 /// (`leaves`, the pass over its nodes, then [`WideTree::check_block`] on each block with the
 /// triangles just read), `false` when one fails (`leaves` is `None` when the pass
@@ -225,7 +230,13 @@ fn fill_checked<N: NodeLayout + Sync>(
             // The triangle's box lies inside the leaf's (a box of finite vertices, as the
             // geometry checks made them, is never empty); comparisons alone, so the sign a
             // zero corner takes does not matter. `Vec3`, not `Vec3A`: see `MeshAccel::block`.
-            let inside = v0.min(v1).min(v2).cmpge(leaf.min) & v0.max(v1).max(v2).cmple(leaf.max);
+            // A tree with spatial splits holds pieces of triangles: the box meets the leaf's.
+            let (lo, hi) = (v0.min(v1).min(v2), v0.max(v1).max(v2));
+            let inside = if tree.repeats {
+                hi.cmpge(leaf.min) & lo.cmple(leaf.max)
+            } else {
+                lo.cmpge(leaf.min) & hi.cmple(leaf.max)
+            };
             if !inside.all() {
                 failed.store(true, Ordering::Relaxed);
             }

@@ -43,8 +43,8 @@
 //!
 //! A scene is:
 //! 1. **config**: the [`BuildConfig`](crate::bvh::BuildConfig) fields in declaration order,
-//!    counts as `u64`, costs as `f32`, the flags `compact` and `longest_axis_only` as a `u8`
-//!    each (0 or 1);
+//!    counts as `u64`, costs as `f32`, the flags `compact`, `longest_axis_only` and
+//!    `spatial_splits` as a `u8` each (0 or 1);
 //! 2. **geometries**: a `u32` count, then per geometry a kind byte (0 mesh, 1 spheres, 2
 //!    instance), its mask (`u32`), its name (a `u8` 0 or 1 for none or some, then a `len` of
 //!    UTF-8 bytes), and its data: a mesh's vertices (`len` of `[f32; 3]`) and triangles (`len` of
@@ -82,7 +82,9 @@
 //! is what the walks' unchecked node reads rely on.
 //!
 //! The meshes' tree, the one as large as the meshes, is checked in passes that need no walk:
-//! its counts and its order (each triangle once, so that the blocks can be filled from it); one
+//! its counts and its order (each triangle once, so that the blocks can be filled from it; at
+//! least once in a tree with spatial splits, whose leaves' boxes then meet their triangles'
+//! boxes instead of holding them); one
 //! pass over the nodes in array order, which finds which leaf covers each block of four
 //! positions (children come after their parents, so links, reach and depth are known when a
 //! node is reached); then each block as it is filled from the meshes, its triangles' vertices
@@ -115,7 +117,7 @@ pub use read::layout;
 pub const MAGIC: [u8; 8] = *b"RAYPICK\0";
 
 /// The layout version this build of raypick writes and reads (see "Version policy").
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The byte-order marker as a `u32`; the file holds its little-endian bytes `04 03 02 01`.
 pub const BYTE_ORDER_MARKER: u32 = 0x0102_0304;

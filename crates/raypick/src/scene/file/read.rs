@@ -609,6 +609,11 @@ impl<S: Source> Reader<S> {
             1 => true,
             v => return Err(self.bad("config longest_axis_only", format!("{v}: expected 0 or 1"))),
         };
+        let spatial_splits = match self.u8("config spatial_splits")? {
+            0 => false,
+            1 => true,
+            v => return Err(self.bad("config spatial_splits", format!("{v}: expected 0 or 1"))),
+        };
         Ok(BuildConfig {
             bins,
             max_leaf_size,
@@ -621,6 +626,7 @@ impl<S: Source> Reader<S> {
             reinsertion_batch,
             reinsertion_passes,
             longest_axis_only,
+            spatial_splits,
         })
     }
 
@@ -707,7 +713,9 @@ impl<S: Source> Reader<S> {
         })
     }
 
-    fn mesh_tree(&mut self) -> Result<Option<RawMeshTree>, SceneFileError> {
+    /// The meshes' tree; `repeats`: it was built with spatial splits (its order may name a
+    /// triangle more than once).
+    fn mesh_tree(&mut self, repeats: bool) -> Result<Option<RawMeshTree>, SceneFileError> {
         let tag = self.u8("mesh tree kind")?;
         if tag == tree::NONE {
             return Ok(None);
@@ -718,11 +726,13 @@ impl<S: Source> Reader<S> {
                 nodes: self.pods::<WIDE_NODE_BYTES, _>("mesh tree nodes", wide_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
+                repeats,
             }),
             tree::QUANTIZED => MeshBvh::Quantized(QuantizedBvh {
                 nodes: self.elements::<QUANT_NODE_BYTES, _>("mesh tree nodes", quant_node)?,
                 prim_ids: Vec::new(),
                 num_prims,
+                repeats,
             }),
             t => {
                 return Err(self.bad(
@@ -774,7 +784,7 @@ impl<S: Source> Reader<S> {
             }
         }
         self.geometry = None;
-        let meshes = self.mesh_tree()?;
+        let meshes = self.mesh_tree(config.spatial_splits && !config.compact)?;
         Ok(RawScene {
             config,
             geometries,

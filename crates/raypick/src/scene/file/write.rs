@@ -86,6 +86,7 @@ impl Writer {
         self.f32(c.reinsertion_batch);
         self.u64(c.reinsertion_passes as u64);
         self.u8(u8::from(c.longest_axis_only));
+        self.u8(u8::from(c.spatial_splits));
     }
 
     fn binary_tree(&mut self, bvh: &Bvh) {
