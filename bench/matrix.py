@@ -638,6 +638,9 @@ def main():
     ap.add_argument("--max-cast-s", type=float, default=20.0,
                     help="a cell whose one cast would take longer for some engine runs on fewer rays")
     ap.add_argument("--engines", default="raypick,embree,open3d")
+    ap.add_argument("--bvh", default="balanced",
+                    help="raypick's build preset for the cast cells (fast, balanced, high_quality, spatial);"
+                         " the build-time and memory columns always build the default")
     ap.add_argument("--no-install", action="store_true", help="do not pip-install missing engines")
     ap.add_argument("--out", type=Path, help="also write the report here (.json: the raw figures; else markdown)")
     ap.add_argument("--probe", help=argparse.SUPPRESS)
@@ -674,6 +677,7 @@ def main():
     args.engine_keys = list(mods)
     started = time.perf_counter()
     report = {"date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "commit": git_commit(),
+              "bvh": args.bvh,
               "cpu": cpu_model(), "threads": ALL, "repeat": repeat, "skipped": skipped,
               "versions": {"raypick": raypick.__version__, "embreex": compare.version_of("embreex"),
                            "open3d": compare.version_of("open3d")},
@@ -685,7 +689,7 @@ def main():
             OUT.mkdir(parents=True, exist_ok=True)
             make_large(path)
         t0 = time.perf_counter()
-        loaded = raypick.load(path)
+        loaded = raypick.load(path, bvh=args.bvh)
         load_s = time.perf_counter() - t0
         v, f, parts, first = soup_of(loaded)
         log(f"{name}: {len(f):,} triangles in {len(parts)} meshes (loaded in {load_s:.2f} s)")
@@ -762,7 +766,8 @@ def render(report, thread_counts, nrays):
     p(f"Benchmark matrix, {report['date']}, commit {report['commit']}, {report['cpu']}, {report['threads']} threads; "
       f"raypick {report['versions']['raypick']}, embreex {report['versions']['embreex']}, "
       f"Open3D {report['versions']['open3d']}; median of {report['repeat']} interleaved rounds after a warm-up"
-      f"{'' if not nrays else f'; {nrays:,} rays of each set'}; {report['seconds'] / 60:.1f} min.")
+      f"{'' if not nrays else f'; {nrays:,} rays of each set'}; raypick's BVH preset {report.get('bvh', 'balanced')}"
+      f"; {report['seconds'] / 60:.1f} min.")
     p("")
     names = [e for e in ("raypick", "Embree", "Open3D")]
     others = [e for e in names[1:] if any(e in c["mrays"] for c in report["cells"])]

@@ -85,6 +85,30 @@ fn spatial_splits_repeat_triangles_and_validate() {
     );
 }
 
+/// The preset keeps the tree of lower SAH cost: never a costlier tree than the same settings
+/// without spatial splits, whichever of the two a mesh favours.
+#[test]
+fn the_spatial_preset_keeps_the_cheaper_tree() {
+    for mesh in [
+        slivers_and_clutter(9),
+        common::read_obj("obj/stanford-bunny.obj"),
+    ] {
+        let split = scene(&mesh, BuildConfig::SPATIAL)
+            .geometry_stats(0)
+            .unwrap();
+        let plain = scene(&mesh, BuildConfig::HIGH_QUALITY)
+            .geometry_stats(0)
+            .unwrap();
+        assert!(
+            split.sah_cost <= plain.sah_cost,
+            "{} triangles: {} with splits against {} without",
+            mesh.indices().len(),
+            split.sah_cost,
+            plain.sah_cost
+        );
+    }
+}
+
 #[test]
 fn every_ray_query_answers_as_the_brute_force() {
     let mesh = slivers_and_clutter(2);

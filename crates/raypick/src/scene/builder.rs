@@ -275,7 +275,7 @@ pub(super) fn top_level(
 /// Whether a triangle of the scene (its meshes', or an instanced scene's) may sit in several
 /// leaves ([`Scene::repeats`]).
 pub(super) fn repeats(meshes: Option<&MeshAccel>, geometries: &[Geometry]) -> bool {
-    meshes.is_some_and(|m| m.repeats)
+    meshes.is_some_and(MeshAccel::repeats)
         || geometries
             .iter()
             .any(|g| matches!(g, Geometry::Instance(inst) if inst.scene.repeats))
@@ -390,19 +390,7 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
     let bounds = meshes.iter().fold(Aabb::EMPTY, |b, m| b.union(m.bounds()));
     let offset = super::frame_origin(&bounds);
     let triangles = TriangleList::new(&meshes);
-    let repeats = config.spatial_splits && !config.compact;
-    let mut bvh = if repeats {
-        let binary = crate::bvh::Bvh::build_spatial(
-            triangles.len(),
-            |i| triangles.local_triangle(i, offset),
-            config,
-        );
-        MeshBvh::Wide(crate::bvh::wide::WideBvh::from_spatial(
-            &binary,
-            triangles.len(),
-            config,
-        ))
-    } else {
+    let plain = || {
         MeshBvh::build_by(
             triangles.len(),
             |i| {
@@ -412,6 +400,32 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
             config,
         )
     };
+    let mut bvh = if config.spatial_splits && !config.compact {
+        // Spatial splits pay where long triangles overlap (architecture) and cost where a
+        // room's large walls, floor and ceiling, whole near the root of the plain tree, end up
+        // cut into deep pieces that every ray leaving them must walk: measured on the shared
+        // scenes, the tree of lower SAH cost was the faster in every case, so both are built
+        // and the cheaper kept.
+        let binary = crate::bvh::Bvh::build_spatial(
+            triangles.len(),
+            |i| triangles.local_triangle(i, offset),
+            config,
+        );
+        let split = MeshBvh::Wide(crate::bvh::wide::WideBvh::from_spatial(
+            &binary,
+            triangles.len(),
+            config,
+        ));
+        drop(binary);
+        let plain = plain();
+        if split.stats().sah_cost < plain.stats().sah_cost {
+            split
+        } else {
+            plain
+        }
+    } else {
+        plain()
+    };
     let ids = bvh.take_prim_ids();
     let mut accel = MeshAccel {
         offset,
@@ -419,7 +433,6 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
         bvh,
         parts: MeshParts::new(parts),
         dipoles: std::sync::OnceLock::new(),
-        repeats,
         repeated: std::sync::OnceLock::new(),
     };
     accel.store(&meshes, &ids);

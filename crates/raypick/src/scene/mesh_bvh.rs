@@ -36,6 +36,14 @@ impl MeshBvh {
         }
     }
 
+    /// Whether a triangle may sit in several leaves ([`crate::bvh::wide::WideTree`]).
+    pub(crate) fn repeats(&self) -> bool {
+        match self {
+            Self::Wide(b) => b.repeats,
+            Self::Quantized(b) => b.repeats,
+        }
+    }
+
     /// The tree's position-to-primitive map, moved out of it (the mesh keeps it in its blocks).
     pub(crate) fn take_prim_ids(&mut self) -> Vec<u32> {
         match self {

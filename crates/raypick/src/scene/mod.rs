@@ -235,15 +235,18 @@ struct MeshAccel {
     /// The winding-number dipoles of the tree's lanes, computed at the first winding query
     /// ([`winding`]).
     dipoles: std::sync::OnceLock<winding::Dipoles>,
-    /// The tree has spatial splits ([`crate::bvh::spatial`]): a triangle may sit in several
-    /// leaves, so `blocks` may hold it at several positions.
-    repeats: bool,
-    /// With `repeats`, a bit per position, set where the triangle has already appeared at an
+    /// Where the tree [`MeshAccel::repeats`] triangles, a bit per position, set where the triangle has already appeared at an
     /// earlier position ([`winding`] counts each triangle once); computed at first use.
     repeated: std::sync::OnceLock<Vec<u64>>,
 }
 
 impl MeshAccel {
+    /// The tree has spatial splits ([`crate::bvh::spatial`]): a triangle may sit in several
+    /// leaves, so `blocks` may hold it at several positions.
+    fn repeats(&self) -> bool {
+        self.bvh.repeats()
+    }
+
     /// The local triangle at position `slot` of the BVH order.
     #[inline(always)]
     fn tri(&self, slot: usize) -> [Vec3; 3] {

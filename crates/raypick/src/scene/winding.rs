@@ -79,7 +79,7 @@ impl MeshAccel {
         if id == MeshBvh::PADDING {
             return true;
         }
-        if !self.repeats {
+        if !self.repeats() {
             return false;
         }
         let repeated = self.repeated.get_or_init(|| {
@@ -148,7 +148,7 @@ impl MeshAccel {
                 // A spatially split tree's lane may sum a triangle that reaches out of its box
                 // (the triangle's first position is in it, its other pieces elsewhere): the
                 // cluster's radius must cover the whole triangles.
-                let bounds = if self.repeats {
+                let bounds = if self.repeats() {
                     node.child_bounds(lane).union(sum.3)
                 } else {
                     node.child_bounds(lane)

@@ -139,7 +139,6 @@ fn assemble(raw: RawScene, index: u32, placed: &[Arc<Scene>]) -> Result<Scene, S
                 bvh: tree.bvh,
                 parts: MeshParts::new(&parts),
                 dipoles: OnceLock::new(),
-                repeats: raw.config.spatial_splits && !raw.config.compact,
                 repeated: OnceLock::new(),
             };
             // The rest of the tree is checked as the blocks are filled, and when that finds a

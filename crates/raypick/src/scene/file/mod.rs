@@ -57,8 +57,9 @@
 //! 4. **sphere trees**: one binary tree, as above, per sphere set, in geometry order;
 //! 5. **mesh tree**: a kind byte (0 none: the scene has no mesh; 1 [`WideBvh<8>`](crate::bvh::wide::WideBvh);
 //!    2 [`QuantizedBvh`](crate::bvh::quantized::QuantizedBvh), as
-//!    [`BuildConfig::compact`](crate::bvh::BuildConfig::compact) chose), the primitive count
-//!    (`u64`), the nodes (`len` of nodes: a float node is its 48 box planes, 8 indices and 8
+//!    [`BuildConfig::compact`](crate::bvh::BuildConfig::compact) chose), whether the tree
+//!    repeats triangles (a `u8`, 1 for a tree with spatial splits, whose order may name a
+//!    triangle more than once), the primitive count (`u64`), the nodes (`len` of nodes: a float node is its 48 box planes, 8 indices and 8
 //!    counts as `u32`s, 256 bytes; a quantized node its 6 anchor planes and 3 steps as `f32`, 8
 //!    indices as `u32`, 48 step counts, 8 counts and the valid mask as bytes, 125 bytes), and the
 //!    scene-wide triangle number at each position of the tree's order (`len` of `u32`, a multiple

@@ -713,13 +713,17 @@ impl<S: Source> Reader<S> {
         })
     }
 
-    /// The meshes' tree; `repeats`: it was built with spatial splits (its order may name a
-    /// triangle more than once).
-    fn mesh_tree(&mut self, repeats: bool) -> Result<Option<RawMeshTree>, SceneFileError> {
+    fn mesh_tree(&mut self) -> Result<Option<RawMeshTree>, SceneFileError> {
         let tag = self.u8("mesh tree kind")?;
         if tag == tree::NONE {
             return Ok(None);
         }
+        // Built with spatial splits: the order may name a triangle more than once.
+        let repeats = match self.u8("mesh tree repeats")? {
+            0 => false,
+            1 => true,
+            v => return Err(self.bad("mesh tree repeats", format!("{v}: expected 0 or 1"))),
+        };
         let num_prims = self.usize_at_least(0, "mesh tree primitives")?;
         let bvh = match tag {
             tree::WIDE => MeshBvh::Wide(WideBvh {
@@ -784,7 +788,7 @@ impl<S: Source> Reader<S> {
             }
         }
         self.geometry = None;
-        let meshes = self.mesh_tree(config.spatial_splits && !config.compact)?;
+        let meshes = self.mesh_tree()?;
         Ok(RawScene {
             config,
             geometries,

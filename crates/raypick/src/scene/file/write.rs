@@ -171,11 +171,13 @@ impl Writer {
                 match &acc.bvh {
                     MeshBvh::Wide(b) => {
                         self.u8(tree::WIDE);
+                        self.u8(u8::from(b.repeats));
                         self.u64(b.num_prims as u64);
                         self.wide_nodes(&b.nodes);
                     }
                     MeshBvh::Quantized(b) => {
                         self.u8(tree::QUANTIZED);
+                        self.u8(u8::from(b.repeats));
                         self.u64(b.num_prims as u64);
                         self.quant_nodes(&b.nodes);
                     }
