@@ -32,7 +32,7 @@ pub struct LoadArgs {
     #[arg(long, conflicts_with = "keep_instances")]
     pub hierarchy: bool,
     /// How the BVHs are built: `spatial` cuts long triangles (walls, floors) for faster casts in
-    /// architecture at about ten times the build time, worth it for a scene file built once
+    /// architecture at four to ten times the build time, worth it for a scene file built once
     /// (`raypick build --bvh spatial`). A scene file keeps the setting it was built with.
     #[arg(long, value_enum, default_value_t = BvhPreset::Balanced)]
     pub bvh: BvhPreset,

@@ -52,7 +52,7 @@ pub use camera::pinhole_rays;
 ///         placed flat in their deepest allowed ancestor. Not together with ``keep_instances``.
 ///     bvh: how the BVHs are built: ``"balanced"`` (the default), ``"fast"``,
 ///         ``"high_quality"``, or ``"spatial"``, which cuts long triangles (walls, floors) for
-///         faster casts in architecture at about ten times the build time: for a scene built
+///         faster casts in architecture at four to ten times the build time: for a scene built
 ///         once and saved (:meth:`Scene.save`). A scene file keeps the setting it was built with.
 ///
 /// Raises:

@@ -323,7 +323,7 @@ def load(
     instances: a hit's ``instance_path`` leads from a root node down to the node it struck (nodes
     deeper than 8 levels are placed flat in their deepest allowed ancestor); ``keep_instances`` and
     ``hierarchy`` together raise ValueError. ``bvh`` picks the build: ``"spatial"`` cuts long
-    triangles (walls, floors) for faster casts in architecture at about ten times the build
+    triangles (walls, floors) for faster casts in architecture at four to ten times the build
     time, for a scene built once and saved; a scene file keeps the setting it was built with."""
 
 def offset_ray_origin(points: ArrayLike, normals: ArrayLike) -> F32:

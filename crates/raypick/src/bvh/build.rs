@@ -75,7 +75,7 @@ pub struct BuildConfig {
     /// Meshes' trees try spatial splits ([`crate::bvh::spatial`]): tighter boxes where long
     /// triangles overlap (architecture), and a triangle may sit in several leaves (queries still
     /// report it once). A scene builds its meshes' tree both ways and keeps the one of lower SAH
-    /// cost, so the build takes about ten times the balanced one. On in
+    /// cost, so the build takes four to ten times the balanced one. On in
     /// [`BuildConfig::SPATIAL`] only; a [`Self::compact`] tree is built without them.
     pub spatial_splits: bool,
 }
@@ -146,7 +146,7 @@ impl BuildConfig {
     /// trees cut long triangles where the SAH finds it pays, so boxes overlap less in
     /// architecture (walls, floors, columns), and the tree is kept only where its SAH cost is
     /// below the tree without cuts (a room whose walls and floor are whole near the root casts
-    /// faster that way). About ten times the balanced build: for scenes built once and cast many
+    /// faster that way). Four to ten times the balanced build: for scenes built once and cast many
     /// times (scene files).
     pub const SPATIAL: Self = Self {
         spatial_splits: true,
