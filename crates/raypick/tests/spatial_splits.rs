@@ -109,6 +109,41 @@ fn the_spatial_preset_keeps_the_cheaper_tree() {
     }
 }
 
+/// Every ray's closest hit, every hit and crossing count against the brute force over the same
+/// scene, each triangle reported once; returns the crossings counted (so that a test can check
+/// its rays cross something).
+fn check_against_brute_force(scene: &Scene, rays: &[Ray]) -> usize {
+    let opts = QueryOptions::default();
+    let mut crossings = 0;
+    for (i, ray) in rays.iter().enumerate() {
+        let reference = scene.intersect_brute_force(ray, &opts);
+        assert_eq!(
+            hit_key(&scene.intersect(ray)),
+            hit_key(&reference),
+            "ray {i}"
+        );
+        let all = hits_of(&scene.intersect_all(ray));
+        let all_reference = hits_of(&scene.intersect_all_brute_force(ray, &opts));
+        assert_eq!(all, all_reference, "all hits, ray {i}");
+        let mut prims: Vec<u32> = all.iter().map(|&(p, _)| p).collect();
+        prims.sort_unstable();
+        prims.dedup();
+        assert_eq!(prims.len(), all.len(), "a triangle reported twice, ray {i}");
+        assert_eq!(scene.count_intersections(ray), all.len(), "count, ray {i}");
+        assert_eq!(
+            scene.count_intersections_brute_force(ray, &opts),
+            all.len(),
+            "brute-force count, ray {i}"
+        );
+        crossings += all.len();
+    }
+    crossings
+}
+
+fn hits_of(hits: &[raypick::Hit]) -> Vec<(u32, f32)> {
+    hits.iter().map(|h| (h.prim, h.t)).collect()
+}
+
 #[test]
 fn every_ray_query_answers_as_the_brute_force() {
     let mesh = slivers_and_clutter(2);
@@ -116,51 +151,21 @@ fn every_ray_query_answers_as_the_brute_force() {
     let plain = scene(&mesh, BuildConfig::BALANCED);
     let opts = QueryOptions::default();
     let rays = rays(4000, 3);
+    let crossings = check_against_brute_force(&split, &rays);
+    assert!(crossings > 300, "the rays cross too little: {crossings}");
+    // The batches, and a tree without splits: the same answers.
     let batch = split.intersect_batch(&rays, &opts);
     let occluded = split.occluded_batch(&rays, &opts);
-    let mut crossings = 0;
     for (i, ray) in rays.iter().enumerate() {
-        let reference = split.intersect_brute_force(ray, &opts);
-        assert_eq!(
-            hit_key(&split.intersect(ray)),
-            hit_key(&reference),
-            "ray {i}"
-        );
+        let reference = plain.intersect(ray);
         assert_eq!(hit_key(&batch[i]), hit_key(&reference), "batch ray {i}");
         assert_eq!(occluded[i], reference.is_some(), "any hit, ray {i}");
-        let all: Vec<_> = split
-            .intersect_all(ray)
-            .iter()
-            .map(|h| (h.prim, h.t))
-            .collect();
-        let all_reference: Vec<_> = split
-            .intersect_all_brute_force(ray, &opts)
-            .iter()
-            .map(|h| (h.prim, h.t))
-            .collect();
-        assert_eq!(all, all_reference, "all hits, ray {i}");
-        let all_plain: Vec<_> = plain
-            .intersect_all(ray)
-            .iter()
-            .map(|h| (h.prim, h.t))
-            .collect();
         assert_eq!(
-            all, all_plain,
+            hits_of(&split.intersect_all(ray)),
+            hits_of(&plain.intersect_all(ray)),
             "all hits against a tree without splits, ray {i}"
         );
-        let mut prims: Vec<u32> = all.iter().map(|&(p, _)| p).collect();
-        prims.sort_unstable();
-        prims.dedup();
-        assert_eq!(prims.len(), all.len(), "a triangle reported twice, ray {i}");
-        assert_eq!(split.count_intersections(ray), all.len(), "count, ray {i}");
-        assert_eq!(
-            split.count_intersections_brute_force(ray, &opts),
-            all.len(),
-            "brute-force count, ray {i}"
-        );
-        crossings += all.len();
     }
-    assert!(crossings > 300, "the rays cross too little: {crossings}");
 }
 
 #[test]
@@ -223,7 +228,6 @@ fn point_queries_and_winding_numbers_count_each_triangle_once() {
 fn a_refit_and_a_scene_file_keep_the_answers() {
     let mesh = slivers_and_clutter(6);
     let mut split = scene(&mesh, BuildConfig::SPATIAL);
-    let opts = QueryOptions::default();
     let rays = rays(2000, 7);
 
     // Through a scene file: the same tree, the same answers.
@@ -250,30 +254,12 @@ fn a_refit_and_a_scene_file_keep_the_answers() {
         .collect();
     split.update_mesh_vertices(0, &moved).unwrap();
     split.validate().unwrap();
-    for (i, ray) in rays.iter().enumerate() {
-        let reference = split.intersect_brute_force(ray, &opts);
-        assert_eq!(
-            hit_key(&split.intersect(ray)),
-            hit_key(&reference),
-            "ray {i}"
-        );
-        assert_eq!(
-            split.count_intersections(ray),
-            split.count_intersections_brute_force(ray, &opts),
-            "count, ray {i}"
-        );
-    }
+    check_against_brute_force(&split, &rays);
 }
 
 #[test]
 fn a_real_room_keeps_its_answers() {
-    let Some(mesh) = std::path::Path::new(common::DATA)
-        .join("scenes/sponza-dabrovic.obj")
-        .exists()
-        .then(|| common::read_obj("scenes/sponza-dabrovic.obj"))
-    else {
-        panic!("the shared data is missing: {}", common::DATA);
-    };
+    let mesh = common::read_obj("scenes/sponza-dabrovic.obj");
     let split = scene(&mesh, BuildConfig::SPATIAL);
     let plain = scene(&mesh, BuildConfig::BALANCED);
     split.validate().unwrap();

@@ -283,24 +283,46 @@ impl<T: Fn(usize) -> [Vec3; 3] + Sync> Builder<'_, T> {
                 boxes[b] = boxes[b].union(r.bounds);
                 counts[b] += 1;
             }
-            let (right_boxes, right_counts) = suffixes(&boxes, &counts);
-            let (mut lbox, mut lcount) = (Aabb::EMPTY, 0);
-            for k in 1..bins {
-                lbox = lbox.union(boxes[k - 1]);
-                lcount += counts[k - 1];
-                let (rbox, rcount) = (right_boxes[k], right_counts[k]);
-                if lcount == 0 || rcount == 0 {
-                    continue;
-                }
-                let cost = self.sah(
-                    area,
-                    (lbox.surface_area(), lcount),
-                    (rbox.surface_area(), rcount),
-                );
+            if let Some((cost, k, [(lbox, _), (rbox, _)])) =
+                self.sweep(area, &boxes, &counts, &counts)
+            {
                 if best.is_none_or(|b| cost < b.0) {
                     let pos = lo + ext * (k as f32 / bins as f32);
                     best = Some((cost, axis, pos, overlap_area(&lbox, &rbox)));
                 }
+            }
+        }
+        best
+    }
+
+    /// The cheapest plane between `boxes` (bin `k`'s box), where `enter[k]` references start
+    /// in bin `k` and `exit[k]` end in it (the same counts for an object split): (cost, the
+    /// plane's index `k`, between bins `k - 1` and `k`, and the two sides' boxes and counts).
+    #[allow(clippy::type_complexity)]
+    fn sweep(
+        &self,
+        area: f32,
+        boxes: &[Aabb],
+        enter: &[usize],
+        exit: &[usize],
+    ) -> Option<(f32, usize, [(Aabb, usize); 2])> {
+        let (right_boxes, right_counts) = suffixes(boxes, exit);
+        let (mut lbox, mut lcount) = (Aabb::EMPTY, 0);
+        let mut best: Option<(f32, usize, [(Aabb, usize); 2])> = None;
+        for k in 1..boxes.len() {
+            lbox = lbox.union(boxes[k - 1]);
+            lcount += enter[k - 1];
+            let (rbox, rcount) = (right_boxes[k], right_counts[k]);
+            if lcount == 0 || rcount == 0 {
+                continue;
+            }
+            let cost = self.sah(
+                area,
+                (lbox.surface_area(), lcount),
+                (rbox.surface_area(), rcount),
+            );
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, k, [(lbox, lcount), (rbox, rcount)]));
             }
         }
         best
@@ -352,29 +374,10 @@ impl<T: Fn(usize) -> [Vec3; 3] + Sync> Builder<'_, T> {
                     *bin = bin.union(piece(&t, &r.bounds, axis, a, b));
                 }
             }
-            let (right_boxes, right_counts) = suffixes(&boxes, &exit);
-            let (mut lbox, mut lcount) = (Aabb::EMPTY, 0);
-            for k in 1..B {
-                lbox = lbox.union(boxes[k - 1]);
-                lcount += enter[k - 1];
-                let (rbox, rcount) = (right_boxes[k], right_counts[k]);
-                if lcount == 0 || rcount == 0 {
-                    continue;
-                }
-                let cost = self.sah(
-                    area,
-                    (lbox.surface_area(), lcount),
-                    (rbox.surface_area(), rcount),
-                );
+            if let Some((cost, k, sides)) = self.sweep(area, &boxes, &enter, &exit) {
                 if best.is_none_or(|b| cost < b.0) {
-                    let extra = (lcount + rcount).saturating_sub(refs.len());
-                    best = Some((
-                        cost,
-                        axis,
-                        plane(k),
-                        extra,
-                        [(lbox, lcount), (rbox, rcount)],
-                    ));
+                    let extra = (sides[0].1 + sides[1].1).saturating_sub(refs.len());
+                    best = Some((cost, axis, plane(k), extra, sides));
                 }
             }
         }
