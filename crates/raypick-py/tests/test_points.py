@@ -131,6 +131,29 @@ def test_bad_input_is_refused_or_answered_with_nan():
     assert np.isinf(empty.compute_distance(np.zeros((2, 3)))).all()
 
 
+def test_closest_point_columns_are_rewritten_in_recycled_memory():
+    # The answer arrays reuse the memory of freed ones of the same size: a miss written where an
+    # earlier call put a hit must leave nothing of that hit.
+    v, f = cube()
+    scene = raypick.Scene()
+    scene.add_triangles(v, f)
+    rng = np.random.default_rng(5)
+    hits = rng.uniform(-3, 3, (5000, 3))
+    first = scene.compute_closest_points(hits)
+    assert (first["primitive_ids"] != INVALID).all() and (first["primitive_normals"] != 0).any()
+    del first
+    misses = np.full((5000, 3), np.nan)
+    misses[::7] = hits[::7]
+    ans = scene.compute_closest_points(misses)
+    miss = np.isnan(misses[:, 0])
+    assert np.isnan(ans["points"][miss]).all()
+    assert (ans["geometry_ids"][miss] == INVALID).all() and (ans["primitive_ids"][miss] == INVALID).all()
+    assert (ans["primitive_uvs"][miss] == 0).all() and (ans["primitive_normals"][miss] == 0).all()
+    again = scene.compute_closest_points(hits[::7])
+    for key in ("points", "geometry_ids", "primitive_ids", "primitive_uvs", "primitive_normals"):
+        np.testing.assert_array_equal(ans[key][~miss], again[key])
+
+
 def _bunny_trimesh():
     trimesh = pytest.importorskip("trimesh")
     path = SHARED_DATA / "obj" / "stanford-bunny.obj"
