@@ -73,7 +73,7 @@ export class MeshBoundsTree {
   /**
    * @param {import('three').BufferGeometry} geometry
    * @param {object} [options] `quality`: the build quality, 'fast' (the default here),
-   * 'balanced' or 'high' (SceneBuilder's). 'fast' because three-mesh-bvh's users build trees
+   * 'balanced', 'high' or 'spatial' (SceneBuilder's). 'fast' because three-mesh-bvh's users build trees
    * as geometries load, often at run time, and its own default is its quickest build; raypick's
    * fast trees still cast at least 4× three-mesh-bvh's rays per second (BENCHMARKS.md).
    * three-mesh-bvh's options (`strategy`, `maxLeafTris`, …) are accepted and ignored.

@@ -307,3 +307,55 @@ test('dispose frees everything; garbage is collected too', () => {
   scene.dispose();
   assert.equal(liveObjects(), before);
 });
+
+test("'spatial' quality: long slivers cut by spatial splits answer as the balanced tree", () => {
+  // Seeded (mulberry32) long, thin strips across a box: their boxes all overlap, which is where
+  // spatial splits pay and a triangle ends up in several leaves.
+  let seed = 33;
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const positions = [];
+  for (let i = 0; i < 300; i++) {
+    const a = [0, 1, 2].map(() => 10 * rand());
+    const b = [0, 1, 2].map(() => 10 * rand());
+    const w = [0, 1, 2].map(() => 0.05 * (rand() - 0.5));
+    positions.push(...a, ...b, ...a.map((x, k) => x + w[k]));
+  }
+  const build = (quality) => {
+    const b = new SceneBuilder({ quality });
+    b.addMesh(new Float32Array(positions));
+    return b.build();
+  };
+  const [balanced, high, spatial] = ['balanced', 'high', 'spatial'].map(build);
+  // The kept tree is the split one: its leaves hold more triangle references than there are
+  // triangles, which makes its file longer (the plain tree, kept where splits do not pay, is
+  // stored in as many bytes as 'high' stores it).
+  assert.ok(spatial.toBytes().length > high.toBytes().length, 'the spatial tree repeats cut triangles');
+  const reloaded = Scene.fromBytes(spatial.toBytes());
+  const rays = new Float32Array(6 * 2000);
+  for (let i = 0; i < 2000; i++) {
+    // From outside the box toward a point inside a random strip (a + s (b - a) + (c - a) / 4).
+    const o = [0, 1, 2].map(() => 14 * rand() - 2);
+    const [k, s] = [Math.floor(300 * rand()), 0.7 * rand()];
+    const [a, b, c] = [0, 1, 2].map((j) => positions.slice(9 * k + 3 * j, 9 * k + 3 * j + 3));
+    const d = [0, 1, 2].map((j) => a[j] + s * (b[j] - a[j]) + 0.25 * (c[j] - a[j]) - o[j]);
+    rays.set([...o, ...d], 6 * i);
+  }
+  const want = balanced.castRays(rays);
+  const wantAll = balanced.intersectAllRays(rays);
+  assert.ok(want.hits > 1900, `the rays hit (${want.hits})`);
+  for (const scene of [spatial, reloaded]) {
+    const got = scene.castRays(rays);
+    assert.deepEqual(Array.from(got.prim), Array.from(want.prim));
+    assert.deepEqual(Array.from(got.t, bits), Array.from(want.t, bits));
+    // Every crossing once, though a cut triangle sits in several leaves.
+    const all = scene.intersectAllRays(rays);
+    assert.deepEqual(Array.from(all.offsets), Array.from(wantAll.offsets));
+    assert.deepEqual(Array.from(all.prim), Array.from(wantAll.prim));
+  }
+  for (const s of [balanced, high, spatial, reloaded]) s.dispose();
+});

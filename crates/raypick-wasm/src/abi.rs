@@ -75,7 +75,7 @@ exports! {
     /// Frees byte buffer `h`.
     fn rp_u8_free(h: u32) -> i32 => buffers::free::<u8>(h);
 
-    /// A new scene builder whose BVHs are built with `quality` (0 fast, 1 balanced, 2 high;
+    /// A new scene builder whose BVHs are built with `quality` (0 fast, 1 balanced, 2 high, 3 spatial;
     /// [`builder::quality_config`]).
     fn rp_builder_new(quality: u32) -> u32 => builder::builder_new(quality);
     /// Frees a builder that will not be built.

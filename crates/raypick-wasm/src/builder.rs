@@ -13,15 +13,17 @@ use crate::error::{count, handle, status, AbiError};
 use crate::registry::{with_state, State};
 
 /// The BVH settings of build quality `quality`: 0 [`BuildConfig::FAST`], 1
-/// [`BuildConfig::BALANCED`] (the engine's default), 2 [`BuildConfig::HIGH_QUALITY`].
+/// [`BuildConfig::BALANCED`] (the engine's default), 2 [`BuildConfig::HIGH_QUALITY`], 3
+/// [`BuildConfig::SPATIAL`] (spatial splits, for scenes built once and saved).
 pub fn quality_config(quality: u32) -> Result<BuildConfig, AbiError> {
     match quality {
         0 => Ok(BuildConfig::FAST),
         1 => Ok(BuildConfig::BALANCED),
         2 => Ok(BuildConfig::HIGH_QUALITY),
+        3 => Ok(BuildConfig::SPATIAL),
         q => Err(AbiError::argument(
             "quality",
-            format!("{q} is not 0 (fast), 1 (balanced) or 2 (high)"),
+            format!("{q} is not 0 (fast), 1 (balanced), 2 (high) or 3 (spatial)"),
         )),
     }
 }
@@ -224,6 +226,14 @@ pub fn update_mesh(scene: u32, geom: u32, positions: u32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qualities_are_the_engine_presets_in_order() {
+        let configs: Vec<BuildConfig> = (0..4).map(|q| quality_config(q).unwrap()).collect();
+        assert_eq!(configs, BuildConfig::PRESETS.map(|(_, c)| c));
+        let e = quality_config(4).unwrap_err();
+        assert!(e.to_string().contains("3 (spatial)"), "{e}");
+    }
 
     #[test]
     fn indices_are_checked_with_the_element_named() {
