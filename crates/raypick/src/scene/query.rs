@@ -153,7 +153,44 @@ struct Count<'a, P: PathRecord> {
     t_max: f32,
     filter: Option<Filter<'a>>,
     /// Where the scene [`Scene::repeats`] triangles: the key of every hit, kept once at the end.
-    keys: Option<Vec<P::Key>>,
+    keys: Option<Keys<P::Key>>,
+}
+
+/// The keys of a count's hits: on the stack up to [`INLINE_KEYS`] (a parity ray's few
+/// crossings, with no allocation per ray), then in a `Vec`.
+struct Keys<K> {
+    inline: arrayvec::ArrayVec<K, INLINE_KEYS>,
+    spill: Vec<K>,
+}
+
+/// Keys a count keeps on the stack.
+const INLINE_KEYS: usize = 16;
+
+impl<K: Ord + Copy> Keys<K> {
+    fn new() -> Self {
+        Self {
+            inline: arrayvec::ArrayVec::new(),
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, key: K) {
+        if let Err(full) = self.inline.try_push(key) {
+            self.spill.push(full.element());
+        }
+    }
+
+    /// How many distinct keys.
+    fn distinct(mut self) -> usize {
+        let keys: &mut [K] = if self.spill.is_empty() {
+            &mut self.inline
+        } else {
+            self.spill.extend_from_slice(&self.inline);
+            &mut self.spill
+        };
+        keys.sort_unstable();
+        keys.len() - keys.windows(2).filter(|w| w[0] == w[1]).count()
+    }
 }
 
 impl<P: PathRecord> Collector for Count<'_, P> {
@@ -406,15 +443,11 @@ impl Scene {
             count: 0,
             t_max: ray.t_max,
             filter: self.filter(ray, opts),
-            keys: self.repeats.then(Vec::new),
+            keys: self.repeats.then(Keys::new),
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         match col.keys {
-            Some(mut keys) => {
-                keys.sort_unstable();
-                keys.dedup();
-                keys.len()
-            }
+            Some(keys) => keys.distinct(),
             None => col.count,
         }
     }
@@ -940,4 +973,22 @@ fn coherent_packet(rays: &[Ray; PACKET], extent: f32) -> (u32, Option<PacketBoxR
         group.1 = None;
     }
     group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct keys are counted the same on the stack and past it, repeats anywhere.
+    #[test]
+    fn count_keys_are_distinct_inline_and_spilled() {
+        for n in [0, 1, 5, INLINE_KEYS, INLINE_KEYS + 1, 3 * INLINE_KEYS + 2] {
+            let mut keys = Keys::new();
+            // Every key twice, the repeat far from the first (across the inline / spill border).
+            for k in (0..n).chain((0..n).rev()) {
+                keys.push((k as u32 % 7, k as u32));
+            }
+            assert_eq!(keys.distinct(), n, "{n} keys");
+        }
+    }
 }
