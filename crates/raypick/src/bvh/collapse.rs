@@ -143,7 +143,7 @@ impl<const W: usize> Plan<W> {
 
     /// The lanes of the wide node made of binary node `node` (the root, or a lane that
     /// [`Plan::lanes`] gave as a node), in the binary tree's left-to-right order (the wide tree
-    /// orders them by box area).
+    /// orders them for any-hit walks, [`crate::bvh::wide`]'s `occlusion`).
     pub(crate) fn children(&self, bvh: &Bvh, node: usize) -> Vec<Lane> {
         let mut out = Vec::with_capacity(W);
         if bvh.nodes[node].is_leaf() {

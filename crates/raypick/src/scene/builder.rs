@@ -415,6 +415,7 @@ pub(super) fn build_mesh_accel(parts: &[(u32, &TriMesh, u32)], config: BuildConf
             &binary,
             triangles.len(),
             config,
+            &|i| triangles.local_box(i as usize, offset),
         ));
         drop(binary);
         let plain = plain();

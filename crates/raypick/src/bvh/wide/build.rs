@@ -8,6 +8,7 @@
 use glam::Vec3;
 
 use super::node::WideNode;
+use super::occlusion;
 use super::WideBvh;
 use crate::bvh::collapse::{subtree_prims, CollapseCosts, Lane, Plan};
 use crate::bvh::{BuildConfig, Bvh, LEAF_ALIGN};
@@ -16,7 +17,8 @@ use crate::Aabb;
 impl<const W: usize> WideBvh<W> {
     /// Builds the binary BVH ([`Bvh::build`]) and collapses it with the costs of `config`.
     pub fn build(boxes: &[Aabb], centroids: &[Vec3], config: BuildConfig) -> Self {
-        Self::from_binary_with(&Bvh::build(boxes, centroids, config), config)
+        let bvh = Bvh::build(boxes, centroids, config);
+        Self::collapse(&bvh, config, Some(&|p| boxes[p as usize]))
     }
 
     /// [`WideBvh::build`] from each primitive's box and centroid ([`Bvh::build_by`]).
@@ -25,16 +27,23 @@ impl<const W: usize> WideBvh<W> {
         prim: impl Fn(usize) -> (Aabb, Vec3) + Sync + Send,
         config: BuildConfig,
     ) -> Self {
-        Self::from_binary_with(&Bvh::build_by(n, prim, config), config)
+        let bvh = Bvh::build_by(n, &prim, config);
+        Self::collapse(&bvh, config, Some(&|p| prim(p as usize).0))
     }
 
     /// Collapses a binary BVH built with spatial splits ([`Bvh::build_spatial`]) over
     /// `num_prims` primitives, whose order may name a primitive more than once.
-    pub fn from_spatial(bvh: &Bvh, num_prims: usize, config: BuildConfig) -> Self {
+    /// `prim_box` gives each primitive's whole box (by id), which each leaf clips to its own.
+    pub fn from_spatial(
+        bvh: &Bvh,
+        num_prims: usize,
+        config: BuildConfig,
+        prim_box: &dyn Fn(u32) -> Aabb,
+    ) -> Self {
         Self {
             num_prims,
             repeats: true,
-            ..Self::from_binary_with(bvh, config)
+            ..Self::collapse(bvh, config, Some(prim_box))
         }
     }
 
@@ -45,10 +54,17 @@ impl<const W: usize> WideBvh<W> {
     }
 
     /// Collapses a binary BVH with the node and leaf costs of `config` (see
-    /// [`crate::bvh::wide`]). A node's lanes are ordered by decreasing box area, and every leaf
+    /// [`crate::bvh::wide`]). A node's lanes are ordered for walks that stop at the first hit
+    /// (the module `occlusion`, from the leaves' boxes: the primitives' are not at hand), and every leaf
     /// starts at a multiple of [`LEAF_ALIGN`] in the primitive order, padded with
     /// [`WideBvh::PADDING`].
     pub fn from_binary_with(bvh: &Bvh, config: BuildConfig) -> Self {
+        Self::collapse(bvh, config, None)
+    }
+
+    /// [`Self::from_binary_with`], with the primitives' boxes (by id) where the caller has them,
+    /// for the lane order of walks that stop at the first hit ([`super::occlusion`]).
+    fn collapse(bvh: &Bvh, config: BuildConfig, prim_box: Option<&dyn Fn(u32) -> Aabb>) -> Self {
         let mut wide = Self {
             nodes: Vec::new(),
             prim_ids: Vec::with_capacity(bvh.num_prims() + bvh.num_prims() / 2),
@@ -58,9 +74,11 @@ impl<const W: usize> WideBvh<W> {
         if bvh.nodes.is_empty() {
             return wide;
         }
-        let plan = Plan::<W>::new(bvh, CollapseCosts::of(&config));
+        let costs = CollapseCosts::of(&config);
+        let plan = Plan::<W>::new(bvh, costs);
+        let keys = occlusion::stop_per_work(bvh, costs, prim_box);
         wide.nodes.push(WideNode::EMPTY);
-        wide.fill(bvh, &plan, 0, 0);
+        wide.fill(bvh, &plan, &keys, 0, 0);
         wide.nodes.shrink_to_fit();
         wide.prim_ids.shrink_to_fit();
         wide
@@ -68,14 +86,17 @@ impl<const W: usize> WideBvh<W> {
 
     /// Fills wide node `at` with the lanes `plan` gives binary node `binary`, and their nodes
     /// after it (depth first).
-    fn fill(&mut self, bvh: &Bvh, plan: &Plan<W>, at: usize, binary: usize) {
-        // Largest box first: a walk in node order (any hit, all hits, counts) takes the first hit
-        // lane and meets an occluder sooner in the child most rays enter, and the depth-first
-        // layout puts that child's nodes next to this one.
+    fn fill(&mut self, bvh: &Bvh, plan: &Plan<W>, keys: &[f32], at: usize, binary: usize) {
+        // The lanes by decreasing `keys` (a subtree's chance to stop a ray per unit of work,
+        // [`super::occlusion`]), ties by decreasing box area: a walk in node order (any hit, all
+        // hits, counts) takes the first hit lane, and the depth-first layout puts that child's
+        // nodes next to this one.
         let mut children = plan.children(bvh, binary);
         children.sort_by(|a, b| {
             let area = |lane: &Lane| bvh.nodes[lane.node].bounds().surface_area();
-            area(b).total_cmp(&area(a))
+            keys[b.node]
+                .total_cmp(&keys[a.node])
+                .then(area(b).total_cmp(&area(a)))
         });
         for (lane, child) in children.into_iter().enumerate() {
             self.nodes[at].set_child_bounds(lane, bvh.nodes[child.node].bounds());
@@ -89,7 +110,7 @@ impl<const W: usize> WideBvh<W> {
                 let index = self.nodes.len();
                 self.nodes.push(WideNode::EMPTY);
                 self.nodes[at].index[lane] = index as u32;
-                self.fill(bvh, plan, index, child.node);
+                self.fill(bvh, plan, keys, index, child.node);
             }
         }
     }

@@ -29,7 +29,8 @@
 //! | file | what |
 //! |---|---|
 //! | [`node`] | [`NodeLayout`], [`Child`] and the float layout [`WideNode`] (SoA child boxes, then per child an index and a count) |
-//! | `build` | [`WideBvh::from_binary`]: the SAH-optimal collapse of the binary tree, lanes by decreasing box area |
+//! | `build` | [`WideBvh::from_binary`]: the SAH-optimal collapse of the binary tree, lanes in `occlusion` order |
+//! | `occlusion` | the lane order for walks that stop at the first hit: a subtree's chance to stop a ray per unit of work |
 //! | `walk` | [`WideRay`], [`Order`] and the walk of one ray: a cursor and its stack, one turn at a time |
 //! | `interleave` | [`RayRun`] and the walks of a batch, three at a time, taking turns to hide memory latency |
 //! | `packet` | the walk of up to [`PACKET`] coherent rays with one node test for all |
@@ -40,6 +41,7 @@ mod build;
 mod check;
 mod interleave;
 pub mod node;
+mod occlusion;
 mod order;
 mod packet;
 #[cfg(test)]

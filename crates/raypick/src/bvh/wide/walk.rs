@@ -43,10 +43,10 @@ pub enum Order {
     /// Nearest entry distance first: for closest-hit queries, whose `t_max` shrinks with each hit
     /// and prunes what lies behind.
     NearestFirst,
-    /// The node's lane order (decreasing box area, see [`super::WideBvh::from_binary`]): for
-    /// walks that need any leaf or every leaf (any hit, all hits, counts). The leaves reached are
-    /// the same; the walk skips the sort, and takes first the child most rays enter, where an
-    /// any-hit walk most likely meets an occluder.
+    /// The node's lane order (decreasing chance to stop a ray per unit of work, see
+    /// `super::occlusion`): for walks that need any leaf or every leaf (any hit, all hits,
+    /// counts). The leaves reached are the same; the walk skips the sort, and takes first the
+    /// child where an any-hit walk most likely ends soonest.
     NodeOrder,
 }
 
