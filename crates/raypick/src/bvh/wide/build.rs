@@ -87,18 +87,22 @@ impl<const W: usize> WideBvh<W> {
     /// Fills wide node `at` with the lanes `plan` gives binary node `binary`, and their nodes
     /// after it (depth first).
     fn fill(&mut self, bvh: &Bvh, plan: &Plan<W>, keys: &[f32], at: usize, binary: usize) {
+        let area = |lane: &Lane| bvh.nodes[lane.node].bounds().surface_area();
         // The lanes by decreasing `keys` (a subtree's chance to stop a ray per unit of work,
         // [`super::occlusion`]), ties by decreasing box area: a walk in node order (any hit, all
-        // hits, counts) takes the first hit lane, and the depth-first layout puts that child's
-        // nodes next to this one.
+        // hits, counts) takes the first hit lane.
         let mut children = plan.children(bvh, binary);
         children.sort_by(|a, b| {
-            let area = |lane: &Lane| bvh.nodes[lane.node].bounds().surface_area();
             keys[b.node]
                 .total_cmp(&keys[a.node])
                 .then(area(b).total_cmp(&area(a)))
         });
-        for (lane, child) in children.into_iter().enumerate() {
+        // The memory, though, by decreasing box area: the depth-first layout puts the child most
+        // rays enter (of every query) next to this node, and its leaves next to each other.
+        let mut by_area: Vec<usize> = (0..children.len()).collect();
+        by_area.sort_by(|&a, &b| area(&children[b]).total_cmp(&area(&children[a])));
+        for lane in by_area {
+            let child = children[lane];
             self.nodes[at].set_child_bounds(lane, bvh.nodes[child.node].bounds());
             if child.leaf {
                 let padded = self.prim_ids.len().next_multiple_of(LEAF_ALIGN);
