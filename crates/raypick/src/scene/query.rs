@@ -157,40 +157,17 @@ struct Count<'a, P: PathRecord> {
 }
 
 /// The keys of a count's hits: on the stack up to [`INLINE_KEYS`] (a parity ray's few
-/// crossings, with no allocation per ray), then in a `Vec`.
-struct Keys<K> {
-    inline: arrayvec::ArrayVec<K, INLINE_KEYS>,
-    spill: Vec<K>,
-}
+/// crossings, with no allocation per ray), then on the heap.
+type Keys<K> = smallvec::SmallVec<[K; INLINE_KEYS]>;
 
 /// Keys a count keeps on the stack.
 const INLINE_KEYS: usize = 16;
 
-impl<K: Ord + Copy> Keys<K> {
-    fn new() -> Self {
-        Self {
-            inline: arrayvec::ArrayVec::new(),
-            spill: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, key: K) {
-        if let Err(full) = self.inline.try_push(key) {
-            self.spill.push(full.element());
-        }
-    }
-
-    /// How many distinct keys.
-    fn distinct(mut self) -> usize {
-        let keys: &mut [K] = if self.spill.is_empty() {
-            &mut self.inline
-        } else {
-            self.spill.extend_from_slice(&self.inline);
-            &mut self.spill
-        };
-        keys.sort_unstable();
-        keys.len() - keys.windows(2).filter(|w| w[0] == w[1]).count()
-    }
+/// How many distinct keys.
+fn distinct<K: Ord>(mut keys: Keys<K>) -> usize {
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
 }
 
 impl<P: PathRecord> Collector for Count<'_, P> {
@@ -447,7 +424,7 @@ impl Scene {
         };
         let _ = self.visit(ray, &ctx(opts), mode, &mut col);
         match col.keys {
-            Some(keys) => keys.distinct(),
+            Some(keys) => distinct(keys),
             None => col.count,
         }
     }
@@ -988,7 +965,7 @@ mod tests {
             for k in (0..n).chain((0..n).rev()) {
                 keys.push((k as u32 % 7, k as u32));
             }
-            assert_eq!(keys.distinct(), n, "{n} keys");
+            assert_eq!(distinct(keys), n, "{n} keys");
         }
     }
 }
